@@ -1,0 +1,1 @@
+"""The Dagster skin: partitions, assets, checks, sensors, resources, IO manager."""

@@ -1,0 +1,1 @@
+"""Embedding models through FlagEmbedding, resolved from bundled, local or named models."""

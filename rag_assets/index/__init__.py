@@ -1,0 +1,1 @@
+"""The Milvus vector index: schema, replace-by-document, hybrid search."""

@@ -1,0 +1,1 @@
+"""Checks on chunks, embeddings and the index, as plain functions."""

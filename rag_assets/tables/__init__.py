@@ -1,0 +1,1 @@
+"""Tables to markdown: from the parser's structure, or (later) a vision model."""

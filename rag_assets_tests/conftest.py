@@ -1,0 +1,21 @@
+"""Shared test fixtures: the real documents in ../shared/fixtures and temp data dirs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def shared_fixtures() -> Path:
+    """The real documents written by others; in CI they must be there."""
+    if not SHARED_FIXTURES.is_dir():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{SHARED_FIXTURES} is missing; CI runs with shared/ beside the checkout")
+        pytest.skip(f"{SHARED_FIXTURES} is absent (it sits beside the checkout in CI)")
+    return SHARED_FIXTURES
