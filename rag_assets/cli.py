@@ -1,0 +1,133 @@
+"""`rag-assets`: ingest documents, query the index, inspect chunks, open the UI."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from rag_assets.settings import Settings
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    settings = Settings.from_env(args.data_dir)
+    if getattr(args, "template", None):
+        settings = settings.model_copy(update={"template": args.template})
+    return settings
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    from rag_assets.defs.ingest import ingest
+
+    outcomes = ingest(_settings(args), [Path(p) for p in args.paths])
+    for outcome in outcomes:
+        print(outcome.summary())
+    failed = [o for o in outcomes if not o.success]
+    print(f"{len(outcomes) - len(failed)} of {len(outcomes)} documents indexed")
+    return 1 if failed else 0
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    from rag_assets.index.search import citation, citation_dict, search
+
+    hits = search(_settings(args), args.text, top_k=args.top_k)
+    if args.json:
+        print(json.dumps([citation_dict(h) for h in hits], ensure_ascii=False, indent=2))
+        return 0
+    if not hits:
+        print("no results (is anything ingested? try `rag-assets ingest PATH`)")
+        return 0
+    for rank, hit in enumerate(hits, 1):
+        print(f"[{rank}] {citation(hit)}  score={hit.score:.4f}")
+        body = " ".join(hit.text.split())
+        print(f"    {body[:300]}{' …' if len(body) > 300 else ''}")
+    return 0
+
+
+def cmd_chunks(args: argparse.Namespace) -> int:
+    from rag_assets.storage import read_chunks
+
+    settings = _settings(args)
+    try:
+        chunks = read_chunks(settings, args.document)
+    except LookupError as error:
+        print(f"rag-assets chunks: {error}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps([c.model_dump() for c in chunks], ensure_ascii=False, indent=2))
+        return 0
+    for c in chunks:
+        print(
+            f"--- {c.doc_id} #{c.chunk_index} {c.chunk_type} {c.header_path} p.{c.page_start}-{c.page_end} ({c.token_count} tokens)"
+        )
+        print(c.text)
+    return 0
+
+
+def cmd_ui(args: argparse.Namespace) -> int:
+    from rag_assets.instance import ensure_dagster_home
+
+    settings = _settings(args)
+    env = {
+        **os.environ,
+        "DAGSTER_HOME": str(ensure_dagster_home(settings)),
+        "RAG_ASSETS_DATA_DIR": str(settings.data_dir),
+    }
+    workspace = Path(__file__).resolve().parents[1] / "workspace.yaml"
+    target = ["-w", str(workspace)] if workspace.is_file() else ["-m", "rag_assets.definitions"]
+    command = [
+        sys.executable,
+        "-m",
+        "dagster",
+        "dev",
+        "-h",
+        "127.0.0.1",
+        "-p",
+        str(args.port),
+        *target,
+    ]
+    os.execvpe(command[0], command, env)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rag-assets", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def add(name: str, help_text: str) -> argparse.ArgumentParser:
+        command = sub.add_parser(name, help=help_text)
+        command.add_argument(
+            "--data-dir", help="data folder (default: $RAG_ASSETS_DATA_DIR, then ./data)"
+        )
+        return command
+
+    ingest = add("ingest", "put files in the inbox and materialize every asset for them")
+    ingest.add_argument("--template", help="chunking template (default: semantic)")
+    ingest.add_argument("paths", nargs="+", help="files or folders")
+    ingest.set_defaults(func=cmd_ingest)
+
+    query = add("query", "hybrid dense + BM25 retrieval with citations")
+    query.add_argument("--top-k", type=int, default=5)
+    query.add_argument("--json", action="store_true", help="print hits as JSON")
+    query.add_argument("text")
+    query.set_defaults(func=cmd_query)
+
+    chunks = add("chunks", "print a document's stored chunks (every document without an argument)")
+    chunks.add_argument("--json", action="store_true")
+    chunks.add_argument("document", nargs="?", help="a path in the inbox, a file name, or a doc id")
+    chunks.set_defaults(func=cmd_chunks)
+
+    ui = add("ui", "open the Dagster UI on 127.0.0.1 for this data folder")
+    ui.add_argument("--port", type=int, default=3000)
+    ui.set_defaults(func=cmd_ui)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

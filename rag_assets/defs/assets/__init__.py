@@ -1,0 +1,1 @@
+"""The seven per-document assets, one small module per stage of the pipeline."""

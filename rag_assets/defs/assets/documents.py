@@ -1,0 +1,132 @@
+"""raw_documents -> parsed_documents -> normalized_documents: landing, Layer 1 and Layer 2."""
+
+import time
+from pathlib import Path
+
+from dagster import AssetExecutionContext, Failure, MetadataValue, Output, asset
+
+from rag_assets.contracts.ir import StandardizedDocument
+from rag_assets.defs.metadata import seconds
+from rag_assets.defs.partitions import documents_partitions
+from rag_assets.defs.resources import InboxResource, ParserResource
+from rag_assets.errors import ConfigurationError, DocumentError
+from rag_assets.normalize.adapt import to_ir
+from rag_assets.parsers.base import ParsedDocument
+from rag_assets.sources.inbox import find_in_inbox
+from rag_assets.sources.raw import RawDocument, capture_raw_document
+
+SOURCES_VERSION = "1"
+NORMALIZE_VERSION = "1"
+
+
+def _document_failure(context: AssetExecutionContext, error: Exception) -> Failure:
+    context.log.error(str(error))
+    return Failure(
+        description=str(error), metadata={"error": type(error).__name__}, allow_retries=False
+    )
+
+
+@asset(
+    partitions_def=documents_partitions,
+    io_manager_key="json_io_manager",
+    group_name="documents",
+    code_version=SOURCES_VERSION,
+    kinds={"file"},
+    description="The file as it landed in the inbox: a fixed copy, its hash, size, type and page count.",
+)
+def raw_documents(context: AssetExecutionContext, inbox: InboxResource) -> Output[RawDocument]:
+    key = context.partition_key
+    found = find_in_inbox(inbox.inbox, key)
+    if found is None:
+        raise Failure(f"partition {key}: no file under {inbox.inbox} has this key (removed?)")
+    try:
+        record = capture_raw_document(found.path, found.relative_path, key, inbox.raw)
+    except DocumentError as error:
+        raise _document_failure(context, error) from error
+    return Output(
+        record,
+        metadata={
+            "source_path": record.source_path,
+            "sha256": record.sha256,
+            "size_bytes": record.size_bytes,
+            "file_format": record.file_format,
+            "page_count": record.page_count or 0,
+        },
+    )
+
+
+@asset(
+    partitions_def=documents_partitions,
+    io_manager_key="json_io_manager",
+    group_name="documents",
+    code_version=SOURCES_VERSION,
+    kinds={"python"},
+    description="Layer 1: the chosen parser's own output, untouched (DoclingDocument or PyMuPDF JSON).",
+)
+def parsed_documents(
+    context: AssetExecutionContext, parser: ParserResource, raw_documents: RawDocument
+) -> Output[ParsedDocument]:
+    started = time.perf_counter()
+    try:
+        parsed, choice = parser.router.parse(
+            Path(raw_documents.stored_path), raw_documents.file_format
+        )
+    except (DocumentError, ConfigurationError) as error:
+        raise _document_failure(context, error) from error
+    context.log.info(f"{raw_documents.source_path}: parser {choice.parser} ({choice.reason})")
+    for note in [*choice.fallbacks, *parsed.notes]:
+        context.log.warning(f"{raw_documents.source_path}: {note}")
+    return Output(
+        parsed,
+        metadata={
+            "parser": choice.parser,
+            "parser_version": parsed.parser_version,
+            "parser_reason": choice.reason,
+            "fallbacks": MetadataValue.json(choice.fallbacks),
+            "notes": MetadataValue.json(parsed.notes),
+            "page_count": parsed.page_count or 0,
+            "parse_seconds": seconds(time.perf_counter() - started),
+        },
+    )
+
+
+@asset(
+    partitions_def=documents_partitions,
+    io_manager_key="json_io_manager",
+    group_name="documents",
+    code_version=NORMALIZE_VERSION,
+    kinds={"python"},
+    description="Layer 2: the standardized IR (elements in reading order + whole-document markdown).",
+)
+def normalized_documents(
+    context: AssetExecutionContext, raw_documents: RawDocument, parsed_documents: ParsedDocument
+) -> Output[StandardizedDocument]:
+    started = time.perf_counter()
+    try:
+        doc = to_ir(
+            parsed_documents, doc_id=raw_documents.doc_id, source_sha256=raw_documents.sha256
+        )
+    except DocumentError as error:
+        raise _document_failure(context, error) from error
+    doc = doc.model_copy(update={"source_path": raw_documents.source_path})
+    counts: dict[str, int] = {}
+    for element in doc.elements:
+        counts[element.type] = counts.get(element.type, 0) + 1
+    if not any(e.text.strip() for e in doc.elements):
+        raise _document_failure(
+            context, DocumentError(f"{raw_documents.source_path}: no text found in the document")
+        )
+    return Output(
+        doc,
+        metadata={
+            "parser": doc.parser,
+            "title": doc.title or "",
+            "page_count": doc.page_count or 0,
+            "elements": len(doc.elements),
+            "element_types": MetadataValue.json(counts),
+            "headings": counts.get("heading", 0) + counts.get("title", 0),
+            "tables": counts.get("table", 0),
+            "markdown_preview": MetadataValue.md(doc.markdown[:1500]),
+            "normalize_seconds": seconds(time.perf_counter() - started),
+        },
+    )

@@ -1,0 +1,120 @@
+"""chunk_embeddings -> vector_index: vectors for every chunk, then the document's rows in Milvus."""
+
+import time
+
+import pyarrow as pa
+from dagster import AssetExecutionContext, MetadataValue, Output, asset
+
+from rag_assets.contracts.chunk import ChunkRow
+from rag_assets.contracts.tabular import from_arrow, to_arrow
+from rag_assets.defs.checks import EMBEDDING_CHECKS, INDEX_CHECKS, result, specs
+from rag_assets.defs.metadata import seconds
+from rag_assets.defs.partitions import documents_partitions
+from rag_assets.defs.resources import EmbeddingResource, MilvusResource
+from rag_assets.embedding.rows import EmbeddingRow, dense_matrix, embedding_rows
+from rag_assets.index.rows import IndexReport, index_rows
+from rag_assets.quality.embeddings import check_embeddings
+from rag_assets.quality.index import check_row_count, check_self_retrieval
+
+EMBEDDING_VERSION = "1"
+INDEX_VERSION = "1"
+
+
+@asset(
+    partitions_def=documents_partitions,
+    io_manager_key="parquet_io_manager",
+    group_name="index",
+    code_version=EMBEDDING_VERSION,
+    kinds={"parquet", "pytorch"},
+    check_specs=specs("chunk_embeddings", EMBEDDING_CHECKS, blocking=True),
+    description="Dense vectors (and sparse weights when the model has them) for every chunk.",
+)
+def chunk_embeddings(
+    context: AssetExecutionContext, embedding: EmbeddingResource, document_chunks: pa.Table
+):
+    chunks = from_arrow(document_chunks, ChunkRow)
+    started = time.perf_counter()
+    embedder, fallback_reason = embedding.load()
+    loaded = time.perf_counter()
+    batch = embedder.encode_documents([c.text for c in chunks])
+    encoded = time.perf_counter()
+    rows = embedding_rows([c.chunk_id for c in chunks], batch.dense, batch.sparse)
+    context.log.info(
+        f"embedding model {embedder.name} ({embedder.resolved.source}): {embedder.resolved.notes}"
+    )
+    if fallback_reason:
+        context.log.warning(fallback_reason)
+    yield Output(
+        to_arrow(rows, EmbeddingRow),
+        metadata={
+            "model": embedder.name,
+            "model_source": embedder.resolved.source,
+            "dimension": embedder.dimension,
+            "sparse": embedder.has_sparse,
+            "vectors": len(rows),
+            "model_notes": MetadataValue.json(embedder.resolved.notes),
+            "model_fallback": fallback_reason or "none",
+            "load_seconds": seconds(loaded - started),
+            "encode_seconds": seconds(encoded - loaded),
+        },
+    )
+    yield result(
+        "embeddings_valid",
+        check_embeddings(
+            [c.chunk_id for c in chunks],
+            [r.chunk_id for r in rows],
+            dense_matrix(rows, embedder.dimension),
+            embedder.dimension,
+        ),
+    )
+
+
+@asset(
+    partitions_def=documents_partitions,
+    io_manager_key="json_io_manager",
+    group_name="index",
+    code_version=INDEX_VERSION,
+    kinds={"milvus"},
+    pool="milvus",
+    check_specs=specs("vector_index", INDEX_CHECKS, blocking=False),
+    description="The document's rows in Milvus (dense + BM25 text + metadata), replaced as a whole.",
+)
+def vector_index(
+    context: AssetExecutionContext,
+    embedding: EmbeddingResource,
+    milvus: MilvusResource,
+    document_chunks: pa.Table,
+    chunk_embeddings: pa.Table,
+):
+    chunks = from_arrow(document_chunks, ChunkRow)
+    vectors = from_arrow(chunk_embeddings, EmbeddingRow)
+    embedder, _ = embedding.load()
+    started = time.perf_counter()
+    rows = index_rows(chunks, vectors)
+    with milvus.open() as index:
+        collection = index.ensure_collection(embedder.name, embedder.dimension, embedder.has_sparse)
+        replaced = index.replace_document(collection, context.partition_key, rows)
+        count = index.count_document(collection, context.partition_key)
+        self_retrieval = check_self_retrieval(index, collection, context.partition_key, rows)
+    report = IndexReport(
+        doc_id=context.partition_key,
+        collection=collection,
+        uri=milvus.uri,
+        model=embedder.name,
+        dimension=embedder.dimension,
+        rows=count,
+        upserted=replaced.upserted,
+        deleted_stale=replaced.deleted,
+    )
+    yield Output(
+        report,
+        metadata={
+            "collection": collection,
+            "milvus_uri": milvus.uri,
+            "rows": count,
+            "deleted_stale": replaced.deleted,
+            "index_seconds": seconds(time.perf_counter() - started),
+        },
+    )
+    yield result("index_rows_match_chunks", check_row_count(count, len(chunks)))
+    yield result("chunks_find_themselves", self_retrieval)

@@ -1,0 +1,56 @@
+"""Assemble the Dagster skin from its per-concern modules for one set of settings."""
+
+from __future__ import annotations
+
+from dagster import Definitions
+
+from rag_assets.defs.assets.chunking import build_document_chunks, table_markdown
+from rag_assets.defs.assets.documents import normalized_documents, parsed_documents, raw_documents
+from rag_assets.defs.assets.indexing import chunk_embeddings, vector_index
+from rag_assets.defs.io_managers import JsonIOManagerFactory, ParquetIOManagerFactory
+from rag_assets.defs.jobs import ingest_documents
+from rag_assets.defs.resources import (
+    ChunkingResource,
+    EmbeddingResource,
+    InboxResource,
+    MilvusResource,
+    ParserResource,
+)
+from rag_assets.defs.sensors import build_inbox_sensor
+from rag_assets.settings import Settings
+from rag_assets.templates.registry import get_template
+
+
+def build_defs(settings: Settings) -> Definitions:
+    template = get_template(settings.template)
+    root = settings.asset_storage_root.rstrip("/")
+    return Definitions(
+        assets=[
+            raw_documents,
+            parsed_documents,
+            normalized_documents,
+            table_markdown,
+            build_document_chunks(f"{template.name}:{template.version}"),
+            chunk_embeddings,
+            vector_index,
+        ],
+        jobs=[ingest_documents],
+        sensors=[build_inbox_sensor(ingest_documents)],
+        resources={
+            "json_io_manager": JsonIOManagerFactory(base_path=root),
+            "parquet_io_manager": ParquetIOManagerFactory(base_path=root),
+            "inbox": InboxResource(
+                inbox_dir=str(settings.inbox_dir), raw_dir=str(settings.raw_dir)
+            ),
+            "parser": ParserResource(
+                parser=settings.parser, docling_artifacts_path=settings.docling_artifacts_path
+            ),
+            "chunking": ChunkingResource(template=settings.template),
+            "embedding": EmbeddingResource(model=settings.embedding_model),
+            "milvus": MilvusResource(
+                uri=settings.resolved_milvus_uri,
+                token=settings.milvus_token,
+                text_analyzer=settings.text_analyzer,
+            ),
+        },
+    )

@@ -1,0 +1,71 @@
+"""Per-partition storage on UPath (a local folder by default, `s3://...` works the same).
+
+Each asset picks its format by IO manager key: pydantic records as JSON,
+row sets as Parquet. Files live at `<root>/<asset>/<partition>.<ext>`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from dagster import (
+    ConfigurableIOManagerFactory,
+    InputContext,
+    OutputContext,
+    UPathIOManager,
+)
+from dagster._core.storage.upath_io_manager import escape_dotdot_segments
+from pydantic import BaseModel
+from upath import UPath
+
+
+class _PartitionSafe(UPathIOManager):
+    def make_safe_partition_path(self, base_path: UPath, partition: str) -> UPath:
+        return base_path / escape_dotdot_segments(partition.lstrip("/"))
+
+
+class PydanticJsonIOManager(_PartitionSafe):
+    extension = ".json"
+
+    def dump_to_path(self, context: OutputContext, obj: BaseModel, path: UPath) -> None:
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(obj.model_dump_json(indent=1), encoding="utf-8")
+        tmp.rename(path)  # readers never see half a file
+
+    def load_from_path(self, context: InputContext, path: UPath) -> Any:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        model = context.dagster_type.typing_type
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            return model.model_validate(data)
+        return data
+
+
+class ParquetIOManager(_PartitionSafe):
+    extension = ".parquet"
+
+    def dump_to_path(self, context: OutputContext, obj: pa.Table, path: UPath) -> None:
+        tmp = path.with_suffix(".parquet.tmp")
+        with tmp.open("wb") as handle:
+            pq.write_table(obj, handle)
+        tmp.rename(path)
+
+    def load_from_path(self, context: InputContext, path: UPath) -> pa.Table:
+        with path.open("rb") as handle:
+            return pq.read_table(handle)
+
+
+class JsonIOManagerFactory(ConfigurableIOManagerFactory):
+    base_path: str
+
+    def create_io_manager(self, context) -> PydanticJsonIOManager:
+        return PydanticJsonIOManager(base_path=UPath(self.base_path))
+
+
+class ParquetIOManagerFactory(ConfigurableIOManagerFactory):
+    base_path: str
+
+    def create_io_manager(self, context) -> ParquetIOManager:
+        return ParquetIOManager(base_path=UPath(self.base_path))

@@ -1,0 +1,17 @@
+"""The job that carries documents through every asset, one partition per run."""
+
+from dagster import AssetSelection, define_asset_job, in_process_executor
+
+from rag_assets.defs.partitions import documents_partitions
+
+INGEST_JOB = "ingest_documents"
+
+# In-process: heavy imports (Docling, FlagEmbedding, torch) and model loads are paid once
+# per run instead of once per step; a document's seven steps are sequential anyway.
+ingest_documents = define_asset_job(
+    INGEST_JOB,
+    selection=AssetSelection.all(),
+    partitions_def=documents_partitions,
+    executor_def=in_process_executor,
+    description="Land, parse, normalize, chunk, embed and index one document.",
+)

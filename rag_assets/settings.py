@@ -1,0 +1,69 @@
+"""Runtime settings shared by the CLI and the Dagster definitions, read from the environment."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import BaseModel
+
+DEFAULT_EMBEDDING_MODEL = "bundled:all-MiniLM-L6-v2"
+
+
+def _env(name: str) -> str | None:
+    value = os.environ.get(name, "").strip()
+    return value or None
+
+
+class Settings(BaseModel):
+    """One place for every path and default; `from_env` is what `dagster dev` and the CLI use."""
+
+    data_dir: Path
+    storage_root: str | None = (
+        None  # UPath root for asset files (s3://... works); default data_dir/assets
+    )
+    parser: str = "auto"
+    template: str = "semantic"
+    docling_artifacts_path: str | None = None
+    embedding_model: str = DEFAULT_EMBEDDING_MODEL
+    milvus_uri: str | None = None  # default: a Milvus Lite file under data_dir
+    milvus_token: str | None = None
+    text_analyzer: str = "standard"  # "standard" or "jieba" (Chinese collections)
+
+    @classmethod
+    def from_env(cls, data_dir: str | Path | None = None) -> Settings:
+        root = data_dir or _env("RAG_ASSETS_DATA_DIR") or "data"
+        values = {
+            "storage_root": _env("RAG_ASSETS_STORAGE_ROOT"),
+            "parser": _env("RAG_ASSETS_PARSER"),
+            "template": _env("RAG_ASSETS_TEMPLATE"),
+            "docling_artifacts_path": _env("RAG_ASSETS_DOCLING_ARTIFACTS"),
+            "embedding_model": _env("RAG_ASSETS_EMBEDDING_MODEL"),
+            "milvus_uri": _env("RAG_ASSETS_MILVUS_URI"),
+            "milvus_token": _env("RAG_ASSETS_MILVUS_TOKEN"),
+            "text_analyzer": _env("RAG_ASSETS_TEXT_ANALYZER"),
+        }
+        return cls(
+            data_dir=Path(root).expanduser().resolve(),
+            **{k: v for k, v in values.items() if v is not None},
+        )
+
+    @property
+    def inbox_dir(self) -> Path:
+        return self.data_dir / "inbox"
+
+    @property
+    def raw_dir(self) -> Path:
+        return self.data_dir / "raw"
+
+    @property
+    def dagster_home(self) -> Path:
+        return self.data_dir / "dagster"
+
+    @property
+    def asset_storage_root(self) -> str:
+        return self.storage_root or str(self.data_dir / "assets")
+
+    @property
+    def resolved_milvus_uri(self) -> str:
+        return self.milvus_uri or str(self.data_dir / "milvus.db")

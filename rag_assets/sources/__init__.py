@@ -1,0 +1,1 @@
+"""Where documents come from: the inbox, partition keys, file formats, the raw record."""

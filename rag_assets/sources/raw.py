@@ -1,0 +1,58 @@
+"""The raw record: the file as it landed, copied out of the inbox so later steps read a fixed copy."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from rag_assets.sources.formats import MIME_BY_FORMAT, detect_format
+from rag_assets.sources.inbox import sha256_file
+
+
+class RawDocument(BaseModel):
+    doc_id: str  # the partition key
+    source_path: str  # relative to the inbox: what citations show
+    stored_path: str  # the immutable copy later layers read
+    sha256: str
+    size_bytes: int
+    file_format: str
+    mime_type: str
+    page_count: int | None = None
+
+
+def _pdf_page_count(path: Path) -> int | None:
+    import pymupdf
+
+    try:
+        with pymupdf.open(path) as pdf:
+            return pdf.page_count
+    except Exception:  # the parser reports what is wrong with the PDF, with context
+        return None
+
+
+def capture_raw_document(
+    source: Path, relative_path: str, doc_id: str, raw_dir: Path
+) -> RawDocument:
+    """Validate the file's type and copy it under `raw_dir/<doc_id>/`, replacing any older copy."""
+    file_format = detect_format(source)
+    sha256 = sha256_file(source)
+    target_dir = raw_dir / doc_id
+    if target_dir.exists():
+        shutil.rmtree(target_dir)
+    target_dir.mkdir(parents=True)
+    stored = target_dir / source.name
+    shutil.copyfile(source, stored)
+    if sha256_file(stored) != sha256:
+        raise OSError(f"{relative_path}: the file changed while it was being copied; retry")
+    return RawDocument(
+        doc_id=doc_id,
+        source_path=relative_path,
+        stored_path=str(stored),
+        sha256=sha256,
+        size_bytes=stored.stat().st_size,
+        file_format=file_format,
+        mime_type=MIME_BY_FORMAT[file_format],
+        page_count=_pdf_page_count(stored) if file_format == "pdf" else None,
+    )

@@ -1,0 +1,54 @@
+"""Read stored asset partitions back outside Dagster (the CLI), from the same UPath root."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow.parquet as pq
+from upath import UPath
+
+from rag_assets.contracts.chunk import ChunkRow
+from rag_assets.contracts.tabular import from_arrow
+from rag_assets.settings import Settings
+from rag_assets.sources.inbox import scan_inbox
+from rag_assets.sources.keys import partition_key_for
+
+
+def asset_dir(settings: Settings, asset: str) -> UPath:
+    return UPath(settings.asset_storage_root) / asset
+
+
+def resolve_doc_id(settings: Settings, document: str) -> str:
+    """A doc id as given, or the id of an inbox file named by path, relative path or file name."""
+    if (asset_dir(settings, "document_chunks") / f"{document}.parquet").exists():
+        return document
+    inbox = settings.inbox_dir
+    candidate = Path(document).resolve()
+    if candidate.is_relative_to(inbox.resolve()):
+        return partition_key_for(candidate.relative_to(inbox.resolve()).as_posix())
+    matches = [
+        f.partition_key
+        for f in scan_inbox(inbox)
+        if f.relative_path == document or f.path.name == Path(document).name
+    ]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise LookupError(f"{document!r} names {len(matches)} documents; pass a doc id: {matches}")
+    raise LookupError(f"no ingested document matches {document!r}")
+
+
+def read_chunks(settings: Settings, document: str | None = None) -> list[ChunkRow]:
+    folder = asset_dir(settings, "document_chunks")
+    if document is None:
+        paths = sorted(folder.glob("*.parquet")) if folder.exists() else []
+    else:
+        path = folder / f"{resolve_doc_id(settings, document)}.parquet"
+        if not path.exists():
+            raise LookupError(f"{document!r} has no stored chunks yet; run `rag-assets ingest`")
+        paths = [path]
+    chunks: list[ChunkRow] = []
+    for path in paths:
+        with path.open("rb") as handle:
+            chunks.extend(from_arrow(pq.read_table(handle), ChunkRow))
+    return chunks

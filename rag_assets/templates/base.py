@@ -1,0 +1,150 @@
+"""The template contract (IR in, chunk rows out) and the helpers every template shares."""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import ClassVar, NamedTuple
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from rag_assets.contracts.chunk import ChunkRow, ChunkType, chunk_id_for
+from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
+from rag_assets.templates.tokens import TokenCounter
+
+# Running headers/footers repeat on every page and carry no content.
+SKIPPED_TYPES = frozenset({"page_header", "page_footer"})
+HEADING_TYPES = frozenset({"title", "heading"})
+# Adapters may or may not keep the markdown marker in a heading's text.
+_ATX_MARKER = re.compile(r"^\s*#{1,6}(?=\s|$)")
+
+
+class TemplateOptions(BaseModel):
+    """Size limits shared by all templates; counts are in the embedding model's tokens."""
+
+    # Forbid unknown keys so a typo in a collection's config fails loudly.
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_tokens: int = Field(default=512, ge=1)
+    overlap_tokens: int = Field(default=64, ge=0)
+
+    @model_validator(mode="after")
+    def _overlap_below_max(self) -> TemplateOptions:
+        if self.overlap_tokens >= self.max_tokens:
+            raise ValueError(
+                f"overlap_tokens ({self.overlap_tokens}) must be below "
+                f"max_tokens ({self.max_tokens})"
+            )
+        return self
+
+
+class ElementSpan(NamedTuple):
+    """The part [start, end) of one element's text that a chunk covers."""
+
+    element: DocumentElement
+    start: int
+    end: int
+
+
+class ChunkTemplate(ABC):
+    """Formats a StandardizedDocument into chunk rows; never looks at which parser ran."""
+
+    name: ClassVar[str]
+    # Bump whenever the same IR would give different rows, so downstream assets go stale.
+    version: ClassVar[str]
+
+    def __init__(self, options: TemplateOptions | None = None) -> None:
+        self.options = options or TemplateOptions()
+
+    @abstractmethod
+    def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]: ...
+
+    def make_row(
+        self,
+        doc: StandardizedDocument,
+        chunk_index: int,
+        text: str,
+        counter: TokenCounter,
+        spans: Sequence[ElementSpan],
+        *,
+        header_path: str = "/",
+        headings: Sequence[str] = (),
+        chunk_type: ChunkType = "text",
+        logical_unit: str | None = None,
+        metadata: dict | None = None,
+    ) -> ChunkRow:
+        """A row with provenance: pages and markdown offsets come from the spans covered."""
+        return ChunkRow(
+            chunk_id=chunk_id_for(doc.doc_id, self.name, chunk_index, text),
+            doc_id=doc.doc_id,
+            source_path=doc.source_path,
+            source_sha256=doc.source_sha256,
+            template=self.name,
+            chunk_index=chunk_index,
+            text=text,
+            header_path=header_path,
+            headings=list(headings),
+            chunk_type=chunk_type,
+            page_start=min((s.element.page_start for s in spans), default=None),
+            page_end=max((s.element.page_end for s in spans), default=None),
+            start_char=min((s.element.start_char + s.start for s in spans), default=None),
+            end_char=max((s.element.start_char + s.end for s in spans), default=None),
+            logical_unit=logical_unit,
+            token_count=counter.count(text),
+            metadata=metadata or {},
+        )
+
+
+def body_elements(doc: StandardizedDocument) -> list[DocumentElement]:
+    """The elements every template reads: reading order, page headers/footers dropped."""
+    return [e for e in doc.elements if e.type not in SKIPPED_TYPES]
+
+
+def heading_title(element: DocumentElement) -> str:
+    """A heading's text without markdown `#` markers and with whitespace collapsed."""
+    return " ".join(_ATX_MARKER.sub("", element.text, count=1).split())
+
+
+def heading_level(element: DocumentElement) -> int:
+    """A title ranks as level 1, whatever level the adapter gave it."""
+    if element.type == "title" or element.level is None:
+        return 1
+    return element.level
+
+
+def heading_line(element: DocumentElement) -> str:
+    """The heading as a markdown line, e.g. `## 1.1 Scope`."""
+    return "#" * heading_level(element) + " " + heading_title(element)
+
+
+def header_path_for(ancestors: Sequence[str]) -> str:
+    """LlamaIndex-style path of ancestor heading titles: "/", "/A/", "/A/B/".
+
+    A "/" inside a title becomes U+2215 (division slash) so the path stays splittable;
+    checks comparing paths with `headings` must apply the same mapping.
+    """
+    return "/" + "".join(title.replace("/", "\u2215") + "/" for title in ancestors)
+
+
+class HeadingStack:
+    """Open headings by level: a new heading closes every open one at its level or deeper."""
+
+    def __init__(self) -> None:
+        self._open: list[tuple[int, str]] = []
+
+    def push(self, level: int, title: str) -> None:
+        # Levels on the stack strictly increase, so popping from the top suffices.
+        while self._open and self._open[-1][0] >= level:
+            self._open.pop()
+        self._open.append((level, title))
+
+    @property
+    def titles(self) -> list[str]:
+        """The full stack, innermost heading last."""
+        return [title for _, title in self._open]
+
+    @property
+    def header_path(self) -> str:
+        """Ancestors of the innermost heading."""
+        return header_path_for(self.titles[:-1])

@@ -1,0 +1,75 @@
+"""Templates by name: the built-ins plus any a package registers under an entry point.
+
+A third-party package declares, in its pyproject.toml:
+
+    [project.entry-points."rag_assets.templates"]
+    my_template = "my_package.templates:MyTemplate"
+
+Entry points are loaded on the first lookup, not at import, so a slow or broken
+plugin costs nothing until templates are actually needed, and a broken one only
+fails lookups of its own name.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+
+from rag_assets.errors import ConfigurationError
+from rag_assets.templates.base import ChunkTemplate, TemplateOptions
+from rag_assets.templates.fixed import FixedTemplate
+from rag_assets.templates.semantic import SemanticTemplate
+
+ENTRY_POINT_GROUP = "rag_assets.templates"
+
+_templates: dict[str, type[ChunkTemplate]] = {}
+_broken: dict[str, str] = {}  # entry point name -> why it could not be loaded
+_entry_points_loaded = False
+
+
+def register_template(name: str, cls: type[ChunkTemplate]) -> None:
+    """Make `cls` available as `name`; re-registering the same class is a no-op."""
+    if not (isinstance(cls, type) and issubclass(cls, ChunkTemplate)):
+        raise ConfigurationError(f"template {name!r}: {cls!r} is not a ChunkTemplate subclass")
+    if cls.name != name:
+        # Rows record cls.name; a different registry name would make them untraceable.
+        raise ConfigurationError(f"template {name!r}: class {cls.__name__} is named {cls.name!r}")
+    existing = _templates.get(name)
+    if existing is not None and existing is not cls:
+        raise ConfigurationError(
+            f"template {name!r} is already registered by {existing.__module__}."
+            f"{existing.__qualname__}"
+        )
+    _templates[name] = cls
+
+
+def available_templates() -> list[str]:
+    _load_entry_points()
+    return sorted(_templates)
+
+
+def get_template(name: str, options: TemplateOptions | None = None) -> ChunkTemplate:
+    _load_entry_points()
+    cls = _templates.get(name)
+    if cls is not None:
+        return cls(options)
+    if name in _broken:
+        raise ConfigurationError(f"template {name!r} failed to load: {_broken[name]}")
+    raise ConfigurationError(
+        f"unknown template {name!r}; available: {', '.join(available_templates())}"
+    )
+
+
+def _load_entry_points() -> None:
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return
+    _entry_points_loaded = True
+    for entry_point in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            register_template(entry_point.name, entry_point.load())
+        except Exception as error:  # a plugin's import can fail in any way
+            _broken[entry_point.name] = f"{entry_point.value}: {type(error).__name__}: {error}"
+
+
+register_template(SemanticTemplate.name, SemanticTemplate)
+register_template(FixedTemplate.name, FixedTemplate)

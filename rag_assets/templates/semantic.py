@@ -1,0 +1,263 @@
+"""`semantic`: one heading-led section per chunk, whole elements packed up to the token limit.
+
+Sections follow a heading stack. A section's content is packed as whole elements;
+only an element too large for a chunk on its own is cut, at its natural seams
+(sentences, list items, table rows with the header repeated, code lines), and a
+seam still too large is cut between words. Every chunk of a section starts with
+the section's heading line, and a chunk continuing a section first repeats the
+tail of the previous one (whole elements or seams, within `overlap_tokens`).
+
+Token limit: `token_count <= max_tokens` holds for every chunk except where the heading
+line alone, or with a split table's header rows or a code block's fences, leaves no room
+for content. Chunks of several pieces are checked with an exact count; a single seam is
+sized by adding counts, which is exact for tokenizers that split on whitespace first
+(WordPiece, SentencePiece) and within a token or two for byte-level BPE.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from itertools import groupby
+
+from rag_assets.contracts.chunk import ChunkRow
+from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
+from rag_assets.templates.base import (
+    HEADING_TYPES,
+    ChunkTemplate,
+    ElementSpan,
+    HeadingStack,
+    body_elements,
+    heading_level,
+    heading_line,
+    heading_title,
+)
+from rag_assets.templates.tokens import TokenCounter, pack_runs, token_windows
+
+BLOCK_SEPARATOR = "\n\n"
+# "7.4.1 Timing" or "3. Scope": the number must be followed by the title.
+_SECTION_NUMBER = re.compile(r"^(\d+(?:\.\d+)*)\.?\s")
+# A sentence ends at . ! ? before whitespace, or at 。！？ (no space follows in CJK text);
+# closing quotes and brackets stay with their sentence.
+_SENTENCE_END = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s)|[。！？]+[\"'”’)\]」』）]*")
+_LIST_ITEM = re.compile(r"^([ \t]*)(?:[-*+•]|\d+[.)])[ \t]")
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+@dataclass
+class _Section:
+    heading: DocumentElement | None  # None for content before the first heading
+    headings: list[str]
+    header_path: str
+    content: list[tuple[int, DocumentElement]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """A contiguous slice of one element's text; the unit that chunks are packed from."""
+
+    index: int  # the element's position in reading order, to merge adjacent slices
+    element: DocumentElement
+    start: int
+    end: int
+    tokens: int
+    # Repeated around a partial element: a table's header rows, a code block's fences.
+    prefix: str = ""
+    suffix: str = ""
+
+
+class SemanticTemplate(ChunkTemplate):
+    name = "semantic"
+    version = "1"
+
+    def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]:
+        rows: list[ChunkRow] = []
+        for section in _sections(doc):
+            rows.extend(self._section_rows(doc, section, counter, len(rows)))
+        return rows
+
+    def _section_rows(
+        self, doc: StandardizedDocument, section: _Section, counter: TokenCounter, first_index: int
+    ) -> list[ChunkRow]:
+        line = heading_line(section.heading) if section.heading else ""
+        number = _section_number(section.heading)
+        pieces = [
+            piece
+            for index, element in section.content
+            for piece in self._pieces(index, element, line, counter)
+        ]
+        # A heading with no content is still a chunk: it anchors the heading tree.
+        packed = self._pack(pieces, line, counter) if pieces else [[]]
+        rows: list[ChunkRow] = []
+        for chunk_pieces in packed:
+            spans = [ElementSpan(p.element, p.start, p.end) for p in chunk_pieces]
+            if section.heading and not rows:
+                # Only the first chunk covers the heading's own place in the markdown.
+                spans.insert(0, ElementSpan(section.heading, 0, len(section.heading.text)))
+            has_table = any(p.element.type == "table" for p in chunk_pieces)
+            single_table = has_table and len({p.index for p in chunk_pieces}) == 1
+            metadata: dict = {"contains_table": has_table}
+            if number:
+                metadata["section_number"] = number
+            rows.append(
+                self.make_row(
+                    doc,
+                    first_index + len(rows),
+                    _render(line, chunk_pieces),
+                    counter,
+                    spans,
+                    header_path=section.header_path,
+                    headings=section.headings,
+                    chunk_type="table" if single_table else "text",
+                    logical_unit=number,
+                    metadata=metadata,
+                )
+            )
+        return rows
+
+    def _pieces(
+        self, index: int, element: DocumentElement, line: str, counter: TokenCounter
+    ) -> list[_Piece]:
+        """The element whole if it fits a chunk alone, else its seams, cut further if needed."""
+        text, limit = element.text, self.options.max_tokens
+        base = counter.count(line)
+        alone = counter.count(_render(line, [_Piece(index, element, 0, len(text), 0)]))
+        if alone <= limit:
+            return [_Piece(index, element, 0, len(text), alone - base)]
+        prefix_end, seams, suffix_start = _seams(element)
+        prefix, suffix = text[:prefix_end], text[suffix_start:]
+        # What a chunk of this element costs besides its content.
+        overhead = counter.count(_render(line, [_Piece(index, element, 0, 0, 0, prefix, suffix)]))
+        budget = max(1, limit - overhead)
+        pieces: list[_Piece] = []
+        for start, end in seams:
+            cost = counter.count(text[start:end])
+            if cost <= budget:
+                pieces.append(_Piece(index, element, start, end, cost, prefix, suffix))
+                continue
+            for window_start, window_end in token_windows(text[start:end], counter, budget):
+                cut = (start + window_start, start + window_end)
+                cost = counter.count(text[slice(*cut)])
+                pieces.append(_Piece(index, element, *cut, cost, prefix, suffix))
+        return pieces
+
+    def _pack(self, pieces: list[_Piece], line: str, counter: TokenCounter) -> list[list[_Piece]]:
+        """Consecutive pieces within the limit; a chunk continuing a section opens with the
+        previous chunk's tail."""
+
+        def fits(first: int, last: int) -> bool:
+            text = _render(line, pieces[first : last + 1])
+            return counter.count(text) <= self.options.max_tokens
+
+        runs = pack_runs(
+            [piece.tokens for piece in pieces],
+            self.options.max_tokens,
+            self.options.overlap_tokens,
+            fits,
+            base=counter.count(line),
+        )
+        return [pieces[first : last + 1] for first, last in runs]
+
+
+def _sections(doc: StandardizedDocument) -> list[_Section]:
+    stack = HeadingStack()
+    sections = [_Section(None, [], "/")]
+    for index, element in enumerate(body_elements(doc)):
+        if element.type not in HEADING_TYPES:
+            if element.text.strip():
+                sections[-1].content.append((index, element))
+            continue
+        title = heading_title(element)
+        if not title:
+            continue
+        stack.push(heading_level(element), title)
+        sections.append(_Section(element, stack.titles, stack.header_path))
+    # Content before the first heading is a section only when there is some.
+    return sections if sections[0].content else sections[1:]
+
+
+def _render(line: str, pieces: list[_Piece]) -> str:
+    """Heading line, then each element's covered slice; adjacent slices of one element merge."""
+    blocks = [line] if line else []
+    for _, group in groupby(pieces, key=lambda piece: piece.index):
+        slices = list(group)
+        first, last = slices[0], slices[-1]
+        body = first.element.text[first.start : last.end]
+        blocks.append(first.prefix + body + first.suffix)
+    return BLOCK_SEPARATOR.join(blocks)
+
+
+def _section_number(heading: DocumentElement | None) -> str | None:
+    match = _SECTION_NUMBER.match(heading_title(heading) + " ") if heading else None
+    return match.group(1) if match else None
+
+
+def _seams(element: DocumentElement) -> tuple[int, list[tuple[int, int]], int]:
+    """Where an element may be cut: (prefix end, seam spans, suffix start) in its text.
+
+    The prefix and suffix are repeated around every part: a table's header rows,
+    a code block's opening and closing fences.
+    """
+    text = element.text
+    if element.type == "table":
+        lines = _lines(text)
+        rule = next((i for i, (s, e) in enumerate(lines) if _TABLE_RULE.match(text[s:e])), None)
+        if rule is None or rule == len(lines) - 1:
+            return 0, lines, len(text)
+        return lines[rule + 1][0], lines[rule + 1 :], len(text)
+    if element.type in ("code", "formula"):
+        lines = _lines(text)
+        prefix_end, suffix_start = 0, len(text)
+        if len(lines) >= 2 and _FENCE.match(text[slice(*lines[0])]):
+            prefix_end = lines[1][0]
+            lines = lines[1:]
+            if _FENCE.match(text[slice(*lines[-1])]):
+                suffix_start = lines[-2][1] if len(lines) >= 2 else lines[-1][0]
+                lines = lines[:-1]
+        return prefix_end, lines, suffix_start
+    if element.type in ("list", "toc"):
+        return 0, _items(text), len(text)
+    return 0, _sentences(text), len(text)
+
+
+def _lines(text: str) -> list[tuple[int, int]]:
+    """Spans of the non-blank lines, without their line breaks."""
+    spans = []
+    start = 0
+    for line in text.split("\n"):
+        if line.strip():
+            spans.append((start, start + len(line.rstrip())))
+        start += len(line) + 1
+    return spans
+
+
+def _items(text: str) -> list[tuple[int, int]]:
+    """List items at the outermost marker indentation; nested items stay with their parent."""
+    lines = _lines(text)
+    markers = [(s, e, _LIST_ITEM.match(text[s:e])) for s, e in lines]
+    depths = [len(m.group(1)) for _, _, m in markers if m]
+    if not depths:
+        return lines
+    top = min(depths)
+    items: list[tuple[int, int]] = []
+    for start, end, marker in markers:
+        if not items or (marker and len(marker.group(1)) == top):
+            items.append((start, end))
+        else:
+            items[-1] = (items[-1][0], end)
+    return items
+
+
+def _sentences(text: str) -> list[tuple[int, int]]:
+    """Sentence spans with surrounding whitespace trimmed."""
+    spans = []
+    start = 0
+    ends = [m.end() for m in _SENTENCE_END.finditer(text)] + [len(text)]
+    for end in ends:
+        sentence = text[start:end]
+        if sentence.strip():
+            lead = len(sentence) - len(sentence.lstrip())
+            spans.append((start + lead, start + len(sentence.rstrip())))
+        start = end
+    return spans

@@ -1,0 +1,261 @@
+"""The Milvus index on a real Milvus Lite file in tmp_path, with the real bundled model."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from rag_assets.contracts.chunk import ChunkRow, chunk_id_for
+from rag_assets.embedding.models import Embedder, EmbeddingSpec, load_embedder
+from rag_assets.errors import ConfigurationError
+from rag_assets.index import milvus
+from rag_assets.index.milvus import IndexRow, IndexUnavailableError, MilvusIndex, quote
+
+SPEC_DOC = "specs/host-controller.pdf"
+MANUAL_DOC = 'manual "B" \\ it\'s.docx'  # quotes and a backslash must survive filters
+CORPUS = {
+    SPEC_DOC: [
+        "The Host Control Register at offset 0x04 enables interrupts and DMA transfers.",
+        "Error code ZX-4471 indicates that the firmware checksum did not match.",
+        "Cats are small domesticated carnivorous mammals often kept as pets.",
+    ],
+    MANUAL_DOC: [
+        "Tenants must give thirty days written notice before ending the lease.",
+        "Solar panels convert sunlight into electricity using photovoltaic cells.",
+    ],
+}
+
+
+def make_rows(embedder: Embedder, doc_id: str, texts: list[str]) -> list[IndexRow]:
+    chunks = [
+        ChunkRow(
+            chunk_id=chunk_id_for(doc_id, "semantic", i, text),
+            doc_id=doc_id,
+            source_path=f"inbox/{doc_id}",
+            source_sha256="0" * 64,
+            template="semantic",
+            chunk_index=i,
+            text=text,
+            header_path="/Intro/",
+            headings=["Intro", f"Part {i}"],
+            page_start=i + 1,
+            page_end=i + 1,
+            metadata={"section_type": "body"},
+        )
+        for i, text in enumerate(texts)
+    ]
+    batch = embedder.encode_documents(texts)
+    return [IndexRow.from_chunk(c, v) for c, v in zip(chunks, batch.dense, strict=True)]
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    return load_embedder(EmbeddingSpec())
+
+
+@pytest.fixture(scope="module")
+def db_uri(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(tmp_path_factory.mktemp("index") / "milvus.db")
+
+
+@pytest.fixture(scope="module")
+def index(db_uri: str) -> Iterator[MilvusIndex]:
+    with MilvusIndex(db_uri) as opened:
+        yield opened
+
+
+@pytest.fixture(scope="module")
+def corpus(index: MilvusIndex, embedder: Embedder) -> str:
+    """The model's collection holding CORPUS; tests must not change it."""
+    collection = index.ensure_collection(embedder.name, embedder.dimension, embedder.has_sparse)
+    for doc_id, texts in CORPUS.items():
+        index.replace_document(collection, doc_id, make_rows(embedder, doc_id, texts))
+    return collection
+
+
+@pytest.fixture()
+def scratch(index: MilvusIndex, embedder: Embedder, request: pytest.FixtureRequest) -> str:
+    """A collection of its own for a test that writes."""
+    return index.ensure_collection(f"scratch-{request.node.name}", embedder.dimension, False)
+
+
+def test_collection_is_named_and_listed(index: MilvusIndex, corpus: str) -> None:
+    assert corpus == "rag_chunks__all_minilm_l6_v2__384"
+    assert index.collection_name("BAAI/bge-m3", 1024) == "rag_chunks__baai_bge_m3__1024"
+    long_name = index.collection_name("x" * 400, 384)
+    assert len(long_name) <= 255 and long_name.endswith("__384")
+    assert corpus in index.list_collections()
+
+
+def test_replace_twice_leaves_one_row_per_chunk(
+    index: MilvusIndex, embedder: Embedder, scratch: str
+) -> None:
+    rows = make_rows(embedder, SPEC_DOC, CORPUS[SPEC_DOC])
+    first = index.replace_document(scratch, SPEC_DOC, rows)
+    second = index.replace_document(scratch, SPEC_DOC, rows)
+    assert (first.upserted, first.deleted, first.row_count) == (3, 0, 3)
+    assert (second.upserted, second.deleted, second.row_count) == (3, 0, 3)
+    assert index.count_document(scratch, SPEC_DOC) == 3
+
+
+def test_replace_with_fewer_chunks_removes_stale_rows_only_of_that_document(
+    index: MilvusIndex, embedder: Embedder, scratch: str
+) -> None:
+    index.replace_document(scratch, SPEC_DOC, make_rows(embedder, SPEC_DOC, CORPUS[SPEC_DOC]))
+    other = make_rows(embedder, MANUAL_DOC, CORPUS[MANUAL_DOC])
+    index.replace_document(scratch, MANUAL_DOC, other)
+
+    edited = ["The Host Control Register at offset 0x08 enables interrupts.", CORPUS[SPEC_DOC][1]]
+    new_rows = make_rows(embedder, SPEC_DOC, edited)
+    result = index.replace_document(scratch, SPEC_DOC, new_rows)
+    assert (result.upserted, result.deleted, result.row_count) == (2, 2, 2)
+
+    hits = index.dense_search(scratch, new_rows[0].dense, top_k=10, doc_id=SPEC_DOC)
+    assert {h.chunk_id for h in hits} == {r.chunk_id for r in new_rows}
+    assert index.count_document(scratch, MANUAL_DOC) == len(other)
+
+    assert index.replace_document(scratch, SPEC_DOC, []).row_count == 0
+    assert index.count_document(scratch, MANUAL_DOC) == len(other)
+
+
+def test_delete_document(index: MilvusIndex, embedder: Embedder, scratch: str) -> None:
+    index.replace_document(scratch, MANUAL_DOC, make_rows(embedder, MANUAL_DOC, CORPUS[MANUAL_DOC]))
+    index.replace_document(scratch, SPEC_DOC, make_rows(embedder, SPEC_DOC, CORPUS[SPEC_DOC]))
+    assert index.delete_document(scratch, MANUAL_DOC) == 2
+    assert index.count_document(scratch, MANUAL_DOC) == 0
+    assert index.count_document(scratch, SPEC_DOC) == 3
+    assert index.delete_document(scratch, MANUAL_DOC) == 0
+
+
+def test_rows_of_another_document_are_refused(
+    index: MilvusIndex, embedder: Embedder, scratch: str
+) -> None:
+    rows = make_rows(embedder, SPEC_DOC, CORPUS[SPEC_DOC][:1])
+    with pytest.raises(ValueError, match="belongs to"):
+        index.replace_document(scratch, MANUAL_DOC, rows)
+
+
+def test_each_chunk_finds_itself_top1(index: MilvusIndex, embedder: Embedder, corpus: str) -> None:
+    for doc_id, texts in CORPUS.items():
+        for row in make_rows(embedder, doc_id, texts):
+            top = index.dense_search(corpus, row.dense, top_k=1)[0]
+            assert top.chunk_id == row.chunk_id
+            assert top.score == pytest.approx(1.0, abs=1e-4)
+
+
+def test_hits_carry_citation_fields(index: MilvusIndex, embedder: Embedder, corpus: str) -> None:
+    row = make_rows(embedder, MANUAL_DOC, CORPUS[MANUAL_DOC])[1]
+    hit = index.dense_search(corpus, row.dense, top_k=1, doc_id=MANUAL_DOC)[0]
+    assert (hit.doc_id, hit.source_path, hit.header_path) == (
+        MANUAL_DOC,
+        f"inbox/{MANUAL_DOC}",
+        "/Intro/",
+    )
+    assert (hit.page_start, hit.page_end, hit.chunk_index) == (2, 2, 1)
+    assert (hit.chunk_type, hit.template, hit.text) == ("text", "semantic", CORPUS[MANUAL_DOC][1])
+    assert hit.metadata["section_type"] == "body"
+    assert hit.metadata["headings"] == ["Intro", "Part 1"]
+
+
+def test_hybrid_finds_a_keyword_only_match_through_bm25(
+    index: MilvusIndex, embedder: Embedder, corpus: str
+) -> None:
+    # The dense vector points elsewhere: only BM25 on the raw text can bring the error code up.
+    unrelated = embedder.encode_queries(["renewable energy from the sun"]).dense[0]
+    hits = index.hybrid_search(corpus, "ZX-4471", unrelated, top_k=3)
+    assert hits[0].text == CORPUS[SPEC_DOC][1]
+
+
+def test_hybrid_finds_a_paraphrase_through_dense(
+    index: MilvusIndex, embedder: Embedder, corpus: str
+) -> None:
+    query = "feline companions living indoors"  # no word shared with any chunk
+    vector = embedder.encode_queries([query]).dense[0]
+    hits = index.hybrid_search(corpus, query, vector, top_k=3)
+    assert hits[0].text == CORPUS[SPEC_DOC][2]
+
+
+def test_reuse_for_another_model_is_refused(index: MilvusIndex, corpus: str) -> None:
+    with pytest.raises(ConfigurationError, match="all_minilm_l6_v2"):
+        index.ensure_collection("all_minilm_l6_v2", 384, False)  # same slug, other model
+    with pytest.raises(ConfigurationError, match="rag.has_sparse"):
+        index.ensure_collection("all-MiniLM-L6-v2", 384, True)
+
+
+def test_a_second_index_on_the_same_file_shares_it(db_uri: str, corpus: str) -> None:
+    with MilvusIndex(db_uri) as second:
+        assert second.count_document(corpus, SPEC_DOC) == 3
+    assert corpus in MilvusIndex(db_uri).list_collections()  # the first is still open
+
+
+def test_reopen_after_close_loads_and_searches(tmp_path: Path, embedder: Embedder) -> None:
+    uri = str(tmp_path / "milvus.db")
+    rows = make_rows(embedder, SPEC_DOC, CORPUS[SPEC_DOC])
+    with MilvusIndex(uri) as first:
+        collection = first.ensure_collection(embedder.name, embedder.dimension, False)
+        first.replace_document(collection, SPEC_DOC, rows)
+
+    # close() released the file: another process can open it now.
+    probe = f"from pymilvus import MilvusClient; print(MilvusClient({uri!r}).list_collections())"
+    child = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert child.returncode == 0 and collection in child.stdout
+
+    with MilvusIndex(uri) as reopened:
+        assert reopened.count_document(collection, SPEC_DOC) == 3
+        assert reopened.dense_search(collection, rows[2].dense, top_k=1)[0].chunk_id == rows[2].chunk_id
+
+
+def test_a_file_held_by_another_process_gives_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    uri = str(tmp_path / "held.db")
+    holder = "from pymilvus import MilvusClient; MilvusClient({!r}); print('ready', flush=True); input()"
+    child = subprocess.Popen(
+        [sys.executable, "-c", holder.format(uri)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+        monkeypatch.setattr(milvus, "OPEN_DELAYS", (0.1, 0.1))  # the real backoff takes ~10 s
+        with pytest.raises(IndexUnavailableError, match="held.db.*another process"):
+            MilvusIndex(uri)
+    finally:
+        child.communicate("\n", timeout=30)
+
+
+def test_learned_sparse_field_and_rows_without_weights(
+    index: MilvusIndex, embedder: Embedder
+) -> None:
+    collection = index.ensure_collection("test-sparse-model", embedder.dimension, True)
+    rows = make_rows(embedder, SPEC_DOC, CORPUS[SPEC_DOC])
+    rows[0].sparse_learned, rows[1].sparse_learned, rows[2].sparse_learned = {7: 0.9}, {}, {8: 0.5}
+    assert index.replace_document(collection, SPEC_DOC, rows).row_count == 3
+    unrelated = embedder.encode_queries(["renewable energy from the sun"]).dense[0]
+    hits = index.hybrid_search(collection, "", unrelated, top_k=3, sparse_weights={7: 1.0})
+    assert len(hits) == 3
+    assert hits[0].chunk_id == rows[0].chunk_id
+    rows[0].sparse_learned = None
+    with pytest.raises(ValueError, match="learned sparse"):
+        index.replace_document(collection, SPEC_DOC, rows)
+
+
+def test_jieba_analyzer_finds_a_chinese_term(db_uri: str, embedder: Embedder) -> None:
+    texts = ["机器学习是人工智能的一个重要分支。", "今天天气很好，我们去公园散步。"]
+    with MilvusIndex(db_uri, collection_prefix="rag_zh", text_analyzer={"tokenizer": "jieba"}) as zh:
+        collection = zh.ensure_collection(embedder.name, embedder.dimension, False)
+        rows = make_rows(embedder, "zh-doc", texts)
+        zh.replace_document(collection, "zh-doc", rows)
+        unrelated = embedder.encode_queries(["a contract clause about rent"]).dense[0]
+        hits = zh.hybrid_search(collection, "人工智能", unrelated, top_k=2)
+        assert hits[0].text == texts[0]
+
+
+def test_filters_escape_quotes() -> None:
+    assert quote('a"b\\c') == '"a\\"b\\\\c"'

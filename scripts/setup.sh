@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Create .venv at the repository root and install rag_assets with its pinned stack.
+# Idempotent: a second run only checks what is there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3.11}
+command -v "$PYTHON" >/dev/null || PYTHON=python3
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+PIP=(.venv/bin/python -m pip --disable-pip-version-check)
+
+# The CPU build of torch first: otherwise docling's dependencies pull a CUDA build of several GB.
+# The install is redone only when the pinned requirements change.
+stamp=.venv/.rag_assets-installed
+wanted=$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
+  .venv/bin/python -c "import torch" 2>/dev/null || "${PIP[@]}" install -q torch==2.13.0
+  "${PIP[@]}" install -q -c constraints.txt -e ".[dev]"
+fi
+# torchvision (wanted only by Docling's TableFormer) is a CUDA build that breaks
+# `import FlagEmbedding` next to CPU torch; nothing here needs it.
+if .venv/bin/python -m pip show -q torchvision >/dev/null 2>&1; then
+  "${PIP[@]}" uninstall -q -y torchvision
+fi
+.venv/bin/python -c "import FlagEmbedding, pymupdf.layout, pymilvus, docling, dagster"
+echo "$wanted" > "$stamp"
+echo "rag_assets: environment ready in .venv"
