@@ -160,6 +160,32 @@ def test_list_is_one_element(handbook) -> None:
     assert (lists[0].page_start, lists[0].page_end) == (1, 1)
 
 
+def test_list_across_a_page_break_stays_one_element(parser: PyMuPDFParser, tmp_path: Path) -> None:
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.styles import getSampleStyleSheet
+    from reportlab.platypus import ListFlowable, ListItem, Paragraph, SimpleDocTemplate
+
+    body = getSampleStyleSheet()["BodyText"]
+    steps = [ListItem(Paragraph(f"Step {i} of the reset sequence.", body)) for i in range(1, 31)]
+    story = [Paragraph("Background. " * 50, body) for _ in range(6)]
+    story += [ListFlowable(steps, bulletType="bullet"), Paragraph("Closing words. " * 20, body)]
+
+    def footer(canvas, doc) -> None:
+        canvas.drawString(72, 30, f"Reset guide - page {doc.page}")
+
+    path = tmp_path / "steps.pdf"
+    SimpleDocTemplate(str(path), pagesize=A4).build(story, onFirstPage=footer, onLaterPages=footer)
+    doc = _to_ir(parser.parse(path))
+    [steps_list] = [e for e in doc.elements if e.type == "list"]
+    assert (steps_list.page_start, steps_list.page_end) == (1, 2)
+    assert steps_list.text.splitlines() == [
+        f"- Step {i} of the reset sequence." for i in range(1, 31)
+    ]
+    # Page 1's footer, met inside the list, follows it.
+    after = doc.elements[doc.elements.index(steps_list) + 1]
+    assert (after.type, after.text) == ("page_footer", "Reset guide - page 1")
+
+
 def test_table_cells(handbook) -> None:
     _, doc = handbook
     [(_, element)] = doc.tables()
@@ -195,7 +221,7 @@ def test_pages_bboxes_and_offsets(handbook) -> None:
     starts = [e.start_char for e in doc.elements]
     assert starts == sorted(starts)
     paragraphs = [e for e in doc.elements if e.type == "paragraph"]
-    assert len(paragraphs) == 6 and all(p.text == PARAGRAPH.strip() for p in paragraphs)
+    assert len(paragraphs) == 7 and all(p.text == PARAGRAPH.strip() for p in paragraphs)
 
 
 # --- real PDFs -------------------------------------------------------------------------

@@ -95,15 +95,16 @@ def _outcome(doc_id: str, source_path: str, result) -> DocumentOutcome:
     return outcome
 
 
-def ingest(settings: Settings, paths: list[Path]) -> list[DocumentOutcome]:
+def ingest(settings: Settings, paths: list[Path], instance=None) -> list[DocumentOutcome]:
     """Place the files in the inbox, register their partitions, materialize every asset for each.
 
     Documents run one after another in this process, so models load once; a
-    failing document is reported and the others still land.
+    failing document is reported and the others still land. `instance` defaults to
+    the one under the data dir.
     """
     relative_paths = place_in_inbox(paths, settings.inbox_dir)
     keys = [partition_key_for(p) for p in relative_paths]
-    instance = open_instance(settings)
+    instance = instance or open_instance(settings)
     instance.add_dynamic_partitions(documents_partitions.name, keys)
     job = build_defs(settings).resolve_job_def(INGEST_JOB)
     outcomes = []

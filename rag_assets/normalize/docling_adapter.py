@@ -336,18 +336,19 @@ def _table_data(doc: DoclingDocument, item: Any) -> TableData:
         num_rows=item.data.num_rows,
         num_cols=item.data.num_cols,
         cells=ordered,
-        header_rows=_header_rows(ordered, item.data.num_rows),
+        header_rows=_header_rows(ordered, item.data.num_rows, item.data.num_cols),
         caption=_join(ref.resolve(doc).text for ref in item.captions) or None,
         footnotes=[ref.resolve(doc).text.strip() for ref in item.footnotes],
     )
 
 
-def _header_rows(cells: list[TableCell], num_rows: int) -> int:
-    """Leading rows in which every cell is a column header."""
+def _header_rows(cells: list[TableCell], num_rows: int, num_cols: int) -> int:
+    """Leading rows filled, in every column, by column-header cells."""
     count = 0
     for row in range(num_rows):
         covering = [c for c in cells if c.row <= row < c.row + c.row_span]
-        if not covering or not all(c.is_header for c in covering):
+        columns = {col for c in covering for col in range(c.col, c.col + c.col_span)}
+        if len(columns) < num_cols or not all(c.is_header for c in covering):
             break
         count += 1
     return count

@@ -197,10 +197,11 @@ def _seams(element: DocumentElement) -> tuple[int, list[tuple[int, int]], int]:
     """Where an element may be cut: (prefix end, seam spans, suffix start) in its text.
 
     The prefix and suffix are repeated around every part: a table's header rows,
-    a code block's opening and closing fences.
+    a code block's opening and closing fences. Tables without a header rule, code
+    without fences and TOCs are cut at lines.
     """
     text = element.text
-    if element.type == "table":
+    if element.type in ("table", "toc"):  # adapters may render a TOC as a table
         lines = _lines(text)
         rule = next((i for i, (s, e) in enumerate(lines) if _TABLE_RULE.match(text[s:e])), None)
         if rule is None or rule == len(lines) - 1:
@@ -208,15 +209,10 @@ def _seams(element: DocumentElement) -> tuple[int, list[tuple[int, int]], int]:
         return lines[rule + 1][0], lines[rule + 1 :], len(text)
     if element.type in ("code", "formula"):
         lines = _lines(text)
-        prefix_end, suffix_start = 0, len(text)
-        if len(lines) >= 2 and _FENCE.match(text[slice(*lines[0])]):
-            prefix_end = lines[1][0]
-            lines = lines[1:]
-            if _FENCE.match(text[slice(*lines[-1])]):
-                suffix_start = lines[-2][1] if len(lines) >= 2 else lines[-1][0]
-                lines = lines[:-1]
-        return prefix_end, lines, suffix_start
-    if element.type in ("list", "toc"):
+        if len(lines) >= 3 and all(_FENCE.match(text[slice(*lines[i])]) for i in (0, -1)):
+            return lines[1][0], lines[1:-1], lines[-2][1]
+        return 0, lines, len(text)
+    if element.type == "list":
         return 0, _items(text), len(text)
     return 0, _sentences(text), len(text)
 

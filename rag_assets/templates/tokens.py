@@ -80,8 +80,6 @@ class TokenizerCounter:
 
 
 _SEGMENT_CHARS = 2048
-# No real token spans more characters; only a cap on how long a cut piece of a word can be.
-_MAX_CHARS_PER_TOKEN = 32
 
 
 def _cut_at_whitespace(text: str, size: int) -> list[str]:
@@ -186,18 +184,33 @@ def _units(text: str, counter: TokenCounter, max_tokens: int) -> list[tuple[int,
 def _cut_word(
     word: str, offset: int, counter: TokenCounter, max_tokens: int
 ) -> list[tuple[int, int, int]]:
-    """Greedy longest prefixes within the limit, found by binary search on the length."""
+    """Greedy longest pieces within the limit, at least one character each."""
     pieces: list[tuple[int, int, int]] = []
     start = 0
     while start < len(word):
-        # Bounding the search keeps each count short on a huge blob (base64, a long URL).
-        low, high = start + 1, min(len(word), start + max_tokens * _MAX_CHARS_PER_TOKEN)
-        while low < high:
-            middle = (low + high + 1) // 2
-            if counter.count(word[start:middle]) <= max_tokens:
-                low = middle
-            else:
-                high = middle - 1
-        pieces.append((offset + start, offset + low, counter.count(word[start:low])))
-        start = low
+        end = _longest_fitting_end(word, start, counter, max_tokens)
+        pieces.append((offset + start, offset + end, counter.count(word[start:end])))
+        start = end
     return pieces
+
+
+def _longest_fitting_end(word: str, start: int, counter: TokenCounter, max_tokens: int) -> int:
+    def fits(end: int) -> bool:
+        return counter.count(word[start:end]) <= max_tokens
+
+    # Gallop from about one character per token, then bisect: every count stays close to
+    # the piece's own size, even inside a huge blob (base64, a long URL).
+    low, high, step = start + 1, len(word), max_tokens
+    while low < high:
+        probe = min(low + step, high)
+        if not fits(probe):
+            high = probe - 1
+            break
+        low, step = probe, step
+    while low < high:
+        middle = (low + high + 1) // 2
+        if fits(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low

@@ -1,0 +1,131 @@
+"""The whole asset graph on a real ephemeral Dagster instance, the bundled model and Milvus Lite."""
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from dagster import AssetKey, AssetRecordsFilter, DagsterInstance
+
+from rag_assets.defs.ingest import ingest
+from rag_assets.index.milvus import MilvusIndex
+from rag_assets.index.search import search
+from rag_assets.settings import Settings
+from rag_assets.storage import read_chunks
+from rag_assets_tests.conftest import REPO_ROOT
+
+pytestmark = pytest.mark.slow
+
+CORPUS = REPO_ROOT / "examples" / "corpus"
+DOCUMENTS = ["host-controller-spec.pdf", "operator-guide.md", "travel-policy.docx"]
+ASSETS = [
+    ("raw_documents", "json"),
+    ("parsed_documents", "json"),
+    ("normalized_documents", "json"),
+    ("table_markdown", "parquet"),
+    ("document_chunks", "parquet"),
+    ("chunk_embeddings", "parquet"),
+    ("vector_index", "json"),
+]
+
+
+def index_counts(settings: Settings, doc_ids: list[str]) -> dict[str, int]:
+    with MilvusIndex(settings.resolved_milvus_uri) as index:
+        (collection,) = index.list_collections()
+        return {doc_id: index.count_document(collection, doc_id) for doc_id in doc_ids}
+
+
+@pytest.fixture(scope="module")
+def pipeline(tmp_path_factory):
+    settings = Settings(data_dir=tmp_path_factory.mktemp("data"))
+    instance = DagsterInstance.ephemeral()
+    outcomes = ingest(settings, [CORPUS / name for name in DOCUMENTS], instance=instance)
+    return SimpleNamespace(settings=settings, instance=instance, outcomes=outcomes)
+
+
+def test_every_format_goes_through_all_seven_assets(pipeline):
+    by_name = {Path(o.source_path).name: o for o in pipeline.outcomes}
+    assert set(by_name) == set(DOCUMENTS)
+    assert {name: o.parser for name, o in by_name.items()} == {
+        "host-controller-spec.pdf": "pymupdf",
+        "operator-guide.md": "docling",
+        "travel-policy.docx": "docling",
+    }
+    for outcome in pipeline.outcomes:
+        assert outcome.success, outcome.summary()
+        assert outcome.checks_total == 7 and outcome.checks_passed == 7, outcome.summary()
+        assert outcome.chunks > 0
+        for asset, extension in ASSETS:
+            stored = Path(pipeline.settings.asset_storage_root) / asset / f"{outcome.doc_id}.{extension}"
+            assert stored.is_file(), stored
+            materializations = pipeline.instance.fetch_materializations(
+                AssetRecordsFilter(asset_key=AssetKey(asset), asset_partitions=[outcome.doc_id]),
+                limit=1,
+            ).records
+            assert materializations, f"{asset} not materialized for {outcome.doc_id}"
+    counts = index_counts(pipeline.settings, [o.doc_id for o in pipeline.outcomes])
+    assert counts == {o.doc_id: o.chunks for o in pipeline.outcomes}
+
+
+def test_chunks_carry_structure_and_tables(pipeline):
+    chunks = read_chunks(pipeline.settings, "host-controller-spec.pdf")
+    timeout = [c for c in chunks if c.headings and c.headings[-1].startswith("2.1.1")]
+    assert timeout and timeout[0].header_path == "/2 Register Map/2.1 Host Control Register/"
+    assert any(c.chunk_type == "table" or c.metadata.get("contains_table") for c in chunks)
+    guide = read_chunks(pipeline.settings, "operator-guide.md")
+    # The `#` shell comments inside fenced code never become headings.
+    assert {c.headings[-1] for c in guide if c.headings} == {
+        "ASHC Driver Operator Guide",
+        "Installation",
+        "Requirements",
+        "Loading the driver",
+        "Configuration",
+        "Module parameters",
+        "Debug logging",
+        "Monitoring",
+        "Troubleshooting",
+        "Card not detected",
+        "Data timeout errors",
+        "Resetting the controller",
+    }
+
+
+def test_query_returns_cited_hits(pipeline):
+    hits = search(pipeline.settings, "What do bits 15:8 of the Host Control Register hold?", top_k=3)
+    assert hits[0].source_path.endswith("host-controller-spec.pdf")
+    assert "Timeout Counter" in hits[0].text
+    assert hits[0].page_start and hits[0].header_path.startswith("/2 Register Map/")
+    policy = search(pipeline.settings, "Which class can I book for a four hour flight?", top_k=3)
+    assert any(h.source_path.endswith("travel-policy.docx") for h in policy)
+
+
+def test_rematerializing_gives_identical_chunks_and_rows(pipeline):
+    doc_ids = [o.doc_id for o in pipeline.outcomes]
+    before = {d: [c.chunk_id for c in read_chunks(pipeline.settings, d)] for d in doc_ids}
+    again = ingest(pipeline.settings, [CORPUS / name for name in DOCUMENTS], instance=pipeline.instance)
+    assert all(o.success for o in again)
+    after = {d: [c.chunk_id for c in read_chunks(pipeline.settings, d)] for d in doc_ids}
+    assert after == before
+    assert index_counts(pipeline.settings, doc_ids) == {d: len(ids) for d, ids in before.items()}
+
+
+def test_bad_input_fails_its_own_partition_only(pipeline, tmp_path):
+    doc_ids = [o.doc_id for o in pipeline.outcomes]
+    counts_before = index_counts(pipeline.settings, doc_ids)
+    (tmp_path / "truncated.pdf").write_bytes(b"%PDF-1.7\n1 0 obj\n<< /Type /Catalog")
+    (tmp_path / "empty.docx").write_bytes(b"")
+    (tmp_path / "fine.md").write_text("# Fine\n\nA document that must still land.\n")
+    outcomes = {
+        Path(o.source_path).name: o
+        for o in ingest(
+            pipeline.settings,
+            [tmp_path / "truncated.pdf", tmp_path / "empty.docx", tmp_path / "fine.md"],
+            instance=pipeline.instance,
+        )
+    }
+    assert outcomes["fine.md"].success
+    assert not outcomes["truncated.pdf"].success and "truncated.pdf" in outcomes["truncated.pdf"].error
+    assert not outcomes["empty.docx"].success and "empty" in outcomes["empty.docx"].error
+    counts = index_counts(
+        pipeline.settings, [*doc_ids, outcomes["truncated.pdf"].doc_id, outcomes["empty.docx"].doc_id]
+    )
+    assert counts == {**counts_before, outcomes["truncated.pdf"].doc_id: 0, outcomes["empty.docx"].doc_id: 0}

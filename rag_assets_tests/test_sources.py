@@ -1,0 +1,98 @@
+"""Partition keys, file formats, the raw record and the inbox change plan."""
+
+import os
+
+import pytest
+
+from rag_assets.errors import DocumentError
+from rag_assets.sources.formats import detect_format
+from rag_assets.sources.inbox import scan_inbox, sha256_file
+from rag_assets.sources.keys import is_valid_partition_key, partition_key_for
+from rag_assets.sources.raw import capture_raw_document
+from rag_assets.sources.watch import plan_inbox_changes
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["specs/Host Ctrl, v2.pdf", "../escape/../x.pdf", "a b/c,d/e.md", "法规/劳动合同法.md", " .hidden"],
+)
+def test_partition_keys_are_sanitized_and_stable(path):
+    key = partition_key_for(path)
+    assert is_valid_partition_key(key), key
+    assert not any(ch in key for ch in ", /\\") and ".." not in key
+    assert partition_key_for(path) == key
+
+
+def test_partition_keys_stay_unique_when_slugs_collide():
+    assert partition_key_for("a b.pdf") != partition_key_for("a,b.pdf")
+    assert partition_key_for("specs/x.pdf").startswith("specs--x.pdf-")
+
+
+def test_formats_are_confirmed_by_content(tmp_path):
+    (tmp_path / "ok.pdf").write_bytes(b"%PDF-1.7\n...")
+    assert detect_format(tmp_path / "ok.pdf") == "pdf"
+    cases = {
+        "empty.pdf": (b"", "empty"),
+        "fake.pdf": (b"<html>not a pdf</html>", "not a PDF"),
+        "fake.docx": (b"%PDF-1.4", "not a Word"),
+        "binary.md": (b"\x00\x01\x02", "binary"),
+        "notes.xyz": (b"hello", "unsupported file type"),
+    }
+    for name, (content, message) in cases.items():
+        (tmp_path / name).write_bytes(content)
+        with pytest.raises(DocumentError, match=message):
+            detect_format(tmp_path / name)
+
+
+def test_raw_record_copies_the_file_and_replaces_an_older_copy(tmp_path):
+    source = tmp_path / "inbox" / "guide.md"
+    source.parent.mkdir()
+    source.write_text("# Guide\n\nfirst")
+    raw_dir = tmp_path / "raw"
+    first = capture_raw_document(source, "guide.md", "guide-1", raw_dir)
+    source.write_text("# Guide\n\nsecond version")
+    second = capture_raw_document(source, "guide.md", "guide-1", raw_dir)
+    assert first.sha256 != second.sha256
+    assert open(second.stored_path).read() == "# Guide\n\nsecond version"
+    assert [p.name for p in (raw_dir / "guide-1").iterdir()] == ["guide.md"]
+    assert (second.file_format, second.mime_type, second.page_count) == ("md", "text/markdown", None)
+
+
+def test_inbox_plan_adds_reruns_and_removes(tmp_path):
+    inbox = tmp_path / "inbox"
+    (inbox / "sub").mkdir(parents=True)
+    (inbox / "a.md").write_text("# A")
+    (inbox / "sub" / "b.md").write_text("# B")
+    (inbox / ".hidden.md").write_text("# skipped")
+    (inbox / "~$lock.docx").write_text("skipped")
+
+    first = plan_inbox_changes(scan_inbox(inbox), {}, set(), lambda key: None)
+    keys = sorted(first.add_partitions)
+    assert keys == sorted([partition_key_for("a.md"), partition_key_for("sub/b.md")])
+    assert sorted(k for k, _ in first.runs) == keys
+
+    quiet = plan_inbox_changes(scan_inbox(inbox), first.state, set(keys), lambda key: None)
+    assert (quiet.add_partitions, quiet.runs, quiet.remove_partitions) == ([], [], [])
+
+    (inbox / "a.md").write_text("# A, edited")
+    stat = (inbox / "sub" / "b.md").stat()
+    os.utime(inbox / "sub" / "b.md", ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))  # touched only
+    changed = plan_inbox_changes(scan_inbox(inbox), quiet.state, set(keys), lambda key: None)
+    assert [k for k, _ in changed.runs] == [partition_key_for("a.md")]
+
+    (inbox / "sub" / "b.md").unlink()
+    removed = plan_inbox_changes(scan_inbox(inbox), changed.state, set(keys), lambda key: None)
+    assert removed.remove_partitions == [partition_key_for("sub/b.md")]
+    assert list(removed.state) == ["a.md"]
+
+
+def test_inbox_plan_skips_files_already_ingested_elsewhere(tmp_path):
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    (inbox / "a.md").write_text("# A")
+    key = partition_key_for("a.md")
+    (file,) = scan_inbox(inbox)
+    same = plan_inbox_changes([file], {}, {key}, lambda k: sha256_file(file.path))
+    assert same.runs == []
+    stale = plan_inbox_changes([file], {}, {key}, lambda k: "an older hash")
+    assert [k for k, _ in stale.runs] == [key]
