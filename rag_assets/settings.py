@@ -24,6 +24,9 @@ class Settings(BaseModel):
     )
     parser: str = "auto"
     template: str = "semantic"
+    # all-MiniLM-L6-v2 was trained on 256-token inputs; raise both with a long-context model.
+    chunk_max_tokens: int = 256
+    chunk_overlap_tokens: int = 32
     docling_artifacts_path: str | None = None
     embedding_model: str = DEFAULT_EMBEDDING_MODEL
     milvus_uri: str | None = None  # default: a Milvus Lite file under data_dir
@@ -37,6 +40,8 @@ class Settings(BaseModel):
             "storage_root": _env("RAG_ASSETS_STORAGE_ROOT"),
             "parser": _env("RAG_ASSETS_PARSER"),
             "template": _env("RAG_ASSETS_TEMPLATE"),
+            "chunk_max_tokens": _env("RAG_ASSETS_CHUNK_MAX_TOKENS"),
+            "chunk_overlap_tokens": _env("RAG_ASSETS_CHUNK_OVERLAP_TOKENS"),
             "docling_artifacts_path": _env("RAG_ASSETS_DOCLING_ARTIFACTS"),
             "embedding_model": _env("RAG_ASSETS_EMBEDDING_MODEL"),
             "milvus_uri": _env("RAG_ASSETS_MILVUS_URI"),

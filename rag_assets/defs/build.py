@@ -45,7 +45,11 @@ def build_defs(settings: Settings) -> Definitions:
             "parser": ParserResource(
                 parser=settings.parser, docling_artifacts_path=settings.docling_artifacts_path
             ),
-            "chunking": ChunkingResource(template=settings.template),
+            "chunking": ChunkingResource(
+                template=settings.template,
+                max_tokens=settings.chunk_max_tokens,
+                overlap_tokens=settings.chunk_overlap_tokens,
+            ),
             "embedding": EmbeddingResource(model=settings.embedding_model),
             "milvus": MilvusResource(
                 uri=settings.resolved_milvus_uri,

@@ -50,8 +50,8 @@ class ChunkingResource(ConfigurableResource):
     """The template and its size settings for this collection."""
 
     template: str = "semantic"
-    max_tokens: int = 512
-    overlap_tokens: int = 64
+    max_tokens: int = 256
+    overlap_tokens: int = 32
 
 
 class EmbeddingResource(ConfigurableResource):

@@ -236,33 +236,7 @@ def _element(
 ) -> list[DocumentElement]:
     """The element for one non-list box; none when the box carries no text."""
     box = boxes[index]
-    kind: ElementType = _TYPES.get(box.cls, "paragraph")
-    level = None
-    table = None
-    text = box.markdown.strip()
-    if index == title:
-        kind, text = "title", f"# {box.plain}"
-    elif kind == "heading":
-        level = levels[index]
-        text = f"{'#' * level} {box.plain}"
-    elif kind == "table":
-        table = _table_data(box, _table_caption(boxes, index))
-        if table and _is_toc([" ".join(row) for row in table.grid()]):
-            kind, text, table = "toc", _toc_text([" ".join(row) for row in table.grid()]), None
-        elif table:
-            text = table_to_markdown(table)
-    elif kind == "figure":
-        text = _FIGURE_PLACEHOLDER
-    elif kind == "formula":
-        text = box.plain or _FORMULA_PLACEHOLDER
-    elif kind == "footnote":
-        text = "\n".join(block.removeprefix("> ").strip() for block in _blocks(box.markdown))
-    elif kind in ("page_header", "page_footer"):
-        text = box.plain
-    elif _is_toc(box.lines):
-        kind, text = "toc", _toc_text(box.lines)
-    elif text.startswith("```"):
-        kind = "code"
+    kind, text, table = _content(boxes, index, title)
     if not text.strip():
         return []
     metadata: dict[str, Any] = {"layout_class": box.cls}
@@ -270,6 +244,9 @@ def _element(
         metadata["text_in_picture"] = box.plain
     if box.ocr:
         metadata["ocr"] = True
+    level = levels[index] if kind == "heading" else None
+    if level:
+        text = f"{'#' * level} {text}"
     element = DocumentElement(
         type=kind,
         text=text,
@@ -281,6 +258,42 @@ def _element(
         metadata=metadata,
     )
     return [element]
+
+
+def _content(
+    boxes: list[_Box], index: int, title: int | None
+) -> tuple[ElementType, str, TableData | None]:
+    """Element type, text (a heading's without its #s) and table structure of one box."""
+    box = boxes[index]
+    kind = _TYPES.get(box.cls, "paragraph")
+    if index == title:
+        return "title", f"# {box.plain}" if box.plain else "", None
+    if kind == "heading" or kind in ("page_header", "page_footer"):
+        return kind, box.plain, None
+    if kind == "table":
+        return _table_content(boxes, index)
+    if kind == "figure":
+        return kind, _FIGURE_PLACEHOLDER, None
+    if kind == "formula":
+        return kind, box.plain or _FORMULA_PLACEHOLDER, None
+    if kind == "footnote":
+        # pymupdf4llm renders footnotes as "> " quotes; a footnote is not a quotation.
+        blocks = _blocks(box.markdown)
+        return kind, "\n".join(block.removeprefix("> ").strip() for block in blocks), None
+    if _is_toc(box.lines):
+        return "toc", _toc_text(box.lines), None
+    text = box.markdown.strip()
+    return ("code" if text.startswith("```") else kind), text, None
+
+
+def _table_content(boxes: list[_Box], index: int) -> tuple[ElementType, str, TableData | None]:
+    table = _table_data(boxes[index], _table_caption(boxes, index))
+    if table is None:
+        return "table", "", None  # a table box without a grid: pymupdf4llm emits nothing either
+    rows = [" ".join(row) for row in table.grid()]
+    if _is_toc(rows):
+        return "toc", _toc_text(rows), None
+    return "table", table_to_markdown(table), table
 
 
 def _is_toc(lines: list[str]) -> bool:

@@ -61,7 +61,6 @@ class PyMuPDFParser:
         try:
             parsed = document_layout.parse_document(
                 doc,
-                filename=path.name,
                 force_text=True,  # keep text found inside pictures (diagram labels, OCR)
                 use_ocr=OCRMode.SELECT_KEEP_OLD if engine else OCRMode.NEVER,
                 ocr_function=engine,

@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-import re
-
 from pydantic import ValidationError
 
 from rag_assets.contracts.chunk import ChunkRow, chunk_id_for
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.quality.outcome import CheckOutcome, outcome
-
-_HEADING_MARKS = re.compile(r"^\s*#{1,6}\s+")
-
-
-def heading_title(text: str) -> str:
-    """A heading's title without markdown marks, whitespace folded."""
-    return " ".join(_HEADING_MARKS.sub("", text).split())
+from rag_assets.templates.base import header_path_for, heading_level, heading_title
 
 
 def check_metadata_complete(records: list[dict], doc_id: str) -> CheckOutcome:
@@ -69,7 +61,7 @@ def _is_heading_path(path: list[str], heading_levels: list[tuple[str, int]]) -> 
 
 def check_header_paths(records: list[dict], doc: StandardizedDocument) -> CheckOutcome:
     heading_levels = [
-        (heading_title(e.text), e.level or 1)
+        (heading_title(e), heading_level(e))
         for e in doc.elements
         if e.type in ("title", "heading")
     ]
@@ -80,7 +72,7 @@ def check_header_paths(records: list[dict], doc: StandardizedDocument) -> CheckO
         if not (path.startswith("/") and path.endswith("/")) or "//" in path:
             problems.append(f"{where}: header_path {path!r} is not '/' or '/A/B/'")
             continue
-        if headings and path != "/" + "".join(f"{h}/" for h in headings[:-1]):
+        if headings and path != header_path_for(headings[:-1]):
             problems.append(f"{where}: header_path {path!r} does not match headings {headings}")
         elif not headings and path != "/":
             problems.append(f"{where}: header_path {path!r} without headings")

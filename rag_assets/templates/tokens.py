@@ -206,7 +206,7 @@ def _longest_fitting_end(word: str, start: int, counter: TokenCounter, max_token
         if not fits(probe):
             high = probe - 1
             break
-        low, step = probe, step
+        low, step = probe, step * 2
     while low < high:
         middle = (low + high + 1) // 2
         if fits(middle):

@@ -1,0 +1,74 @@
+"""The inbox sensor on a real instance: adds, re-runs and removes partitions and their rows."""
+
+import pytest
+from dagster import DagsterInstance, build_sensor_context
+
+from rag_assets.defs.build import build_defs
+from rag_assets.defs.ingest import ingest
+from rag_assets.index.milvus import MilvusIndex
+from rag_assets.settings import Settings
+from rag_assets.sources.keys import partition_key_for
+
+pytestmark = pytest.mark.slow
+
+
+def tick(defs, instance, cursor):
+    sensor = defs.get_sensor_def("inbox_sensor")
+    context = build_sensor_context(instance=instance, cursor=cursor, resources=defs.resources)
+    result = sensor(context)
+    for request in result.dynamic_partitions_requests:
+        if request.partition_keys and type(request).__name__.startswith("Add"):
+            instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
+        elif request.partition_keys:
+            for key in request.partition_keys:
+                instance.delete_dynamic_partition(request.partitions_def_name, key)
+    return result, result.cursor
+
+
+def test_sensor_adds_reruns_and_removes(tmp_path):
+    settings = Settings(data_dir=tmp_path)
+    defs = build_defs(settings)
+    instance = DagsterInstance.ephemeral()
+    inbox = settings.inbox_dir
+    inbox.mkdir(parents=True)
+    (inbox / "a.md").write_text("# Alpha\n\nThe alpha document.\n")
+    (inbox / "b.md").write_text("# Beta\n\nThe beta document.\n")
+    key_a, key_b = partition_key_for("a.md"), partition_key_for("b.md")
+
+    result, cursor = tick(defs, instance, None)
+    assert sorted(r.partition_key for r in result.run_requests) == sorted([key_a, key_b])
+    assert set(instance.get_dynamic_partitions("documents")) == {key_a, key_b}
+
+    result, cursor = tick(defs, instance, cursor)
+    assert result.run_requests == []
+
+    (inbox / "a.md").write_text("# Alpha\n\nThe alpha document, edited.\n")
+    result, cursor = tick(defs, instance, cursor)
+    assert [r.partition_key for r in result.run_requests] == [key_a]
+    assert result.run_requests[0].run_key.startswith(f"{key_a}:")
+
+    # b is indexed, then its file disappears: its rows and its partition go with it.
+    (outcome,) = ingest(settings, [inbox / "b.md"], instance=instance)
+    assert outcome.success and outcome.doc_id == key_b
+    with MilvusIndex(settings.resolved_milvus_uri) as index:
+        (collection,) = index.list_collections()
+        assert index.count_document(collection, key_b) == outcome.chunks > 0
+    (inbox / "b.md").unlink()
+    result, cursor = tick(defs, instance, cursor)
+    assert result.run_requests == []
+    assert set(instance.get_dynamic_partitions("documents")) == {key_a}
+    with MilvusIndex(settings.resolved_milvus_uri) as index:
+        assert index.count_document(collection, key_b) == 0
+    assert not (settings.raw_dir / key_b).exists()
+
+
+def test_sensor_does_not_rerun_what_the_cli_already_ingested(tmp_path):
+    settings = Settings(data_dir=tmp_path)
+    defs = build_defs(settings)
+    instance = DagsterInstance.ephemeral()
+    source = tmp_path / "guide.md"
+    source.write_text("# Guide\n\nAlready ingested by the CLI.\n")
+    (outcome,) = ingest(settings, [source], instance=instance)
+    assert outcome.success
+    result, _ = tick(defs, instance, None)
+    assert result.run_requests == []
