@@ -268,8 +268,8 @@ def _content(
     kind = _TYPES.get(box.cls, "paragraph")
     if index == title:
         return "title", f"# {box.plain}" if box.plain else "", None
-    if kind == "heading" or kind in ("page_header", "page_footer"):
-        return kind, box.plain, None
+    if kind in ("heading", "caption", "page_header", "page_footer"):
+        return kind, box.plain, None  # plain: styling markup only gets in the way here
     if kind == "table":
         return _table_content(boxes, index)
     if kind == "figure":

@@ -75,6 +75,7 @@ class ChunkTemplate(ABC):
         metadata: dict | None = None,
     ) -> ChunkRow:
         """A row with provenance: pages and markdown offsets come from the spans covered."""
+        paged = doc.page_count is not None
         return ChunkRow(
             chunk_id=chunk_id_for(doc.doc_id, self.name, chunk_index, text),
             doc_id=doc.doc_id,
@@ -86,8 +87,9 @@ class ChunkTemplate(ABC):
             header_path=header_path,
             headings=list(headings),
             chunk_type=chunk_type,
-            page_start=min((s.element.page_start for s in spans), default=None),
-            page_end=max((s.element.page_end for s in spans), default=None),
+            # Formats without pages (Markdown, HTML, DOCX) cite no page at all.
+            page_start=min((s.element.page_start for s in spans), default=None) if paged else None,
+            page_end=max((s.element.page_end for s in spans), default=None) if paged else None,
             start_char=min((s.element.start_char + s.start for s in spans), default=None),
             end_char=max((s.element.start_char + s.end for s in spans), default=None),
             logical_unit=logical_unit,
