@@ -49,6 +49,24 @@ def test_local_folder_and_bge_m3_auto_detection(tmp_path: Path) -> None:
     assert resolve_model(EmbeddingSpec(model=str(folder), pooling="cls")).pooling == "cls"
 
 
+def test_hub_name_resolves_from_the_local_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A Hugging Face cache laid out as a download leaves it, holding the bundled files.
+    import huggingface_hub.constants
+
+    repo = tmp_path / "models--BAAI--bge-m3"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text("0123abcd")
+    (repo / "snapshots").mkdir()
+    (repo / "snapshots" / "0123abcd").symlink_to(resolve_model(EmbeddingSpec()).path)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path))
+
+    resolved = resolve_model(EmbeddingSpec(model="BAAI/bge-m3"))
+    assert (resolved.source, resolved.name, resolved.kind) == ("hub-cache", "BAAI/bge-m3", "bge-m3")
+    assert (resolved.path / "config.json").is_file()
+
+
 def test_missing_hub_model_names_the_fallback() -> None:
     with pytest.raises(ConfigurationError) as err:
         resolve_model(EmbeddingSpec(model="rag-assets-tests/no-such-model"))

@@ -77,10 +77,16 @@ def corpus(index: MilvusIndex, embedder: Embedder) -> str:
     return collection
 
 
+@pytest.fixture(scope="module")
+def scratch(index: MilvusIndex, embedder: Embedder) -> str:
+    """A collection for tests that write; each uses document ids of its own."""
+    return index.ensure_collection("scratch-model", embedder.dimension, False)
+
+
 @pytest.fixture()
-def scratch(index: MilvusIndex, embedder: Embedder, request: pytest.FixtureRequest) -> str:
-    """A collection of its own for a test that writes."""
-    return index.ensure_collection(f"scratch-{request.node.name}", embedder.dimension, False)
+def docs(request: pytest.FixtureRequest) -> tuple[str, str]:
+    """Two document ids for this test only, the second with quotes and a backslash."""
+    return f"{request.node.name}/spec.pdf", f'{request.node.name}/manual "B" \\ it\'s.docx'
 
 
 def test_collection_is_named_and_listed(index: MilvusIndex, corpus: str) -> None:
@@ -92,51 +98,57 @@ def test_collection_is_named_and_listed(index: MilvusIndex, corpus: str) -> None
 
 
 def test_replace_twice_leaves_one_row_per_chunk(
-    index: MilvusIndex, embedder: Embedder, scratch: str
+    index: MilvusIndex, embedder: Embedder, scratch: str, docs: tuple[str, str]
 ) -> None:
-    rows = make_rows(embedder, SPEC_DOC, CORPUS[SPEC_DOC])
-    first = index.replace_document(scratch, SPEC_DOC, rows)
-    second = index.replace_document(scratch, SPEC_DOC, rows)
+    spec, _ = docs
+    rows = make_rows(embedder, spec, CORPUS[SPEC_DOC])
+    first = index.replace_document(scratch, spec, rows)
+    second = index.replace_document(scratch, spec, rows)
     assert (first.upserted, first.deleted, first.row_count) == (3, 0, 3)
     assert (second.upserted, second.deleted, second.row_count) == (3, 0, 3)
-    assert index.count_document(scratch, SPEC_DOC) == 3
+    assert index.count_document(scratch, spec) == 3
 
 
 def test_replace_with_fewer_chunks_removes_stale_rows_only_of_that_document(
-    index: MilvusIndex, embedder: Embedder, scratch: str
+    index: MilvusIndex, embedder: Embedder, scratch: str, docs: tuple[str, str]
 ) -> None:
-    index.replace_document(scratch, SPEC_DOC, make_rows(embedder, SPEC_DOC, CORPUS[SPEC_DOC]))
-    other = make_rows(embedder, MANUAL_DOC, CORPUS[MANUAL_DOC])
-    index.replace_document(scratch, MANUAL_DOC, other)
+    spec, manual = docs
+    index.replace_document(scratch, spec, make_rows(embedder, spec, CORPUS[SPEC_DOC]))
+    other = make_rows(embedder, manual, CORPUS[MANUAL_DOC])
+    index.replace_document(scratch, manual, other)
 
     edited = ["The Host Control Register at offset 0x08 enables interrupts.", CORPUS[SPEC_DOC][1]]
-    new_rows = make_rows(embedder, SPEC_DOC, edited)
-    result = index.replace_document(scratch, SPEC_DOC, new_rows)
+    new_rows = make_rows(embedder, spec, edited)
+    result = index.replace_document(scratch, spec, new_rows)
     assert (result.upserted, result.deleted, result.row_count) == (2, 2, 2)
 
-    hits = index.dense_search(scratch, new_rows[0].dense, top_k=10, doc_id=SPEC_DOC)
+    hits = index.dense_search(scratch, new_rows[0].dense, top_k=10, doc_id=spec)
     assert {h.chunk_id for h in hits} == {r.chunk_id for r in new_rows}
-    assert index.count_document(scratch, MANUAL_DOC) == len(other)
+    assert index.count_document(scratch, manual) == len(other)
 
-    assert index.replace_document(scratch, SPEC_DOC, []).row_count == 0
-    assert index.count_document(scratch, MANUAL_DOC) == len(other)
+    assert index.replace_document(scratch, spec, []).row_count == 0
+    assert index.count_document(scratch, manual) == len(other)
 
 
-def test_delete_document(index: MilvusIndex, embedder: Embedder, scratch: str) -> None:
-    index.replace_document(scratch, MANUAL_DOC, make_rows(embedder, MANUAL_DOC, CORPUS[MANUAL_DOC]))
-    index.replace_document(scratch, SPEC_DOC, make_rows(embedder, SPEC_DOC, CORPUS[SPEC_DOC]))
-    assert index.delete_document(scratch, MANUAL_DOC) == 2
-    assert index.count_document(scratch, MANUAL_DOC) == 0
-    assert index.count_document(scratch, SPEC_DOC) == 3
-    assert index.delete_document(scratch, MANUAL_DOC) == 0
+def test_delete_document(
+    index: MilvusIndex, embedder: Embedder, scratch: str, docs: tuple[str, str]
+) -> None:
+    spec, manual = docs
+    index.replace_document(scratch, manual, make_rows(embedder, manual, CORPUS[MANUAL_DOC]))
+    index.replace_document(scratch, spec, make_rows(embedder, spec, CORPUS[SPEC_DOC]))
+    assert index.delete_document(scratch, manual) == 2
+    assert index.count_document(scratch, manual) == 0
+    assert index.count_document(scratch, spec) == 3
+    assert index.delete_document(scratch, manual) == 0
 
 
 def test_rows_of_another_document_are_refused(
-    index: MilvusIndex, embedder: Embedder, scratch: str
+    index: MilvusIndex, embedder: Embedder, scratch: str, docs: tuple[str, str]
 ) -> None:
-    rows = make_rows(embedder, SPEC_DOC, CORPUS[SPEC_DOC][:1])
+    spec, manual = docs
+    rows = make_rows(embedder, spec, CORPUS[SPEC_DOC][:1])
     with pytest.raises(ValueError, match="belongs to"):
-        index.replace_document(scratch, MANUAL_DOC, rows)
+        index.replace_document(scratch, manual, rows)
 
 
 def test_each_chunk_finds_itself_top1(index: MilvusIndex, embedder: Embedder, corpus: str) -> None:
@@ -177,6 +189,8 @@ def test_hybrid_finds_a_paraphrase_through_dense(
     vector = embedder.encode_queries([query]).dense[0]
     hits = index.hybrid_search(corpus, query, vector, top_k=3)
     assert hits[0].text == CORPUS[SPEC_DOC][2]
+    in_manual = index.hybrid_search(corpus, query, vector, top_k=3, doc_id=MANUAL_DOC)
+    assert {h.doc_id for h in in_manual} == {MANUAL_DOC}
 
 
 def test_reuse_for_another_model_is_refused(index: MilvusIndex, corpus: str) -> None:
@@ -189,7 +203,8 @@ def test_reuse_for_another_model_is_refused(index: MilvusIndex, corpus: str) -> 
 def test_a_second_index_on_the_same_file_shares_it(db_uri: str, corpus: str) -> None:
     with MilvusIndex(db_uri) as second:
         assert second.count_document(corpus, SPEC_DOC) == 3
-    assert corpus in MilvusIndex(db_uri).list_collections()  # the first is still open
+    with MilvusIndex(db_uri) as third:  # closing the second left the file open for the first
+        assert corpus in third.list_collections()
 
 
 def test_reopen_after_close_loads_and_searches(tmp_path: Path, embedder: Embedder) -> None:
@@ -206,14 +221,19 @@ def test_reopen_after_close_loads_and_searches(tmp_path: Path, embedder: Embedde
 
     with MilvusIndex(uri) as reopened:
         assert reopened.count_document(collection, SPEC_DOC) == 3
-        assert reopened.dense_search(collection, rows[2].dense, top_k=1)[0].chunk_id == rows[2].chunk_id
+        assert (
+            reopened.dense_search(collection, rows[2].dense, top_k=1)[0].chunk_id
+            == rows[2].chunk_id
+        )
 
 
 def test_a_file_held_by_another_process_gives_a_clear_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     uri = str(tmp_path / "held.db")
-    holder = "from pymilvus import MilvusClient; MilvusClient({!r}); print('ready', flush=True); input()"
+    holder = (
+        "from pymilvus import MilvusClient; MilvusClient({!r}); print('ready', flush=True); input()"
+    )
     child = subprocess.Popen(
         [sys.executable, "-c", holder.format(uri)],
         stdin=subprocess.PIPE,
@@ -230,25 +250,33 @@ def test_a_file_held_by_another_process_gives_a_clear_error(
         child.communicate("\n", timeout=30)
 
 
-def test_learned_sparse_field_and_rows_without_weights(
-    index: MilvusIndex, embedder: Embedder
-) -> None:
-    collection = index.ensure_collection("test-sparse-model", embedder.dimension, True)
-    rows = make_rows(embedder, SPEC_DOC, CORPUS[SPEC_DOC])
-    rows[0].sparse_learned, rows[1].sparse_learned, rows[2].sparse_learned = {7: 0.9}, {}, {8: 0.5}
+def test_bge_m3_rows_with_learned_sparse_weights(index: MilvusIndex) -> None:
+    # The BGE-M3 code path on the bundled folder: real shapes and types, random sparse head.
+    m3 = load_embedder(EmbeddingSpec(kind="bge-m3"))
+    collection = index.ensure_collection("test-bge-m3-path", m3.dimension, m3.has_sparse)
+    texts = CORPUS[SPEC_DOC]
+    batch = m3.encode_documents(texts)
+    rows = make_rows(m3, SPEC_DOC, texts)
+    assert batch.sparse is not None
+    for row, weights in zip(rows, batch.sparse, strict=True):
+        row.sparse_learned = weights
+    rows[1].sparse_learned, rows[2].sparse_learned = {}, None  # a chunk with no positive weight
     assert index.replace_document(collection, SPEC_DOC, rows).row_count == 3
-    unrelated = embedder.encode_queries(["renewable energy from the sun"]).dense[0]
-    hits = index.hybrid_search(collection, "", unrelated, top_k=3, sparse_weights={7: 1.0})
+
+    query = m3.encode_queries([texts[0]])
+    assert query.sparse is not None
+    hits = index.hybrid_search(
+        collection, texts[0], query.dense[0], top_k=3, sparse_weights=query.sparse[0]
+    )
+    assert [h.chunk_id for h in hits][0] == rows[0].chunk_id
     assert len(hits) == 3
-    assert hits[0].chunk_id == rows[0].chunk_id
-    rows[0].sparse_learned = None
-    with pytest.raises(ValueError, match="learned sparse"):
-        index.replace_document(collection, SPEC_DOC, rows)
 
 
 def test_jieba_analyzer_finds_a_chinese_term(db_uri: str, embedder: Embedder) -> None:
     texts = ["机器学习是人工智能的一个重要分支。", "今天天气很好，我们去公园散步。"]
-    with MilvusIndex(db_uri, collection_prefix="rag_zh", text_analyzer={"tokenizer": "jieba"}) as zh:
+    with MilvusIndex(
+        db_uri, collection_prefix="rag_zh", text_analyzer={"tokenizer": "jieba"}
+    ) as zh:
         collection = zh.ensure_collection(embedder.name, embedder.dimension, False)
         rows = make_rows(embedder, "zh-doc", texts)
         zh.replace_document(collection, "zh-doc", rows)

@@ -7,10 +7,13 @@ import pytest
 from dagster import AssetKey, AssetRecordsFilter, DagsterInstance
 
 from rag_assets.defs.ingest import ingest
+from rag_assets.embedding.models import load_embedder
 from rag_assets.index.milvus import MilvusIndex
 from rag_assets.index.search import search
 from rag_assets.settings import Settings
 from rag_assets.storage import read_chunks
+from rag_assets.templates.registry import register_template
+from rag_assets.templates.semantic import SemanticTemplate
 from rag_assets_tests.conftest import REPO_ROOT
 
 pytestmark = pytest.mark.slow
@@ -129,3 +132,32 @@ def test_bad_input_fails_its_own_partition_only(pipeline, tmp_path):
         pipeline.settings, [*doc_ids, outcomes["truncated.pdf"].doc_id, outcomes["empty.docx"].doc_id]
     )
     assert counts == {**counts_before, outcomes["truncated.pdf"].doc_id: 0, outcomes["empty.docx"].doc_id: 0}
+
+
+class PagesBeyondTheDocument(SemanticTemplate):
+    """Deliberately broken: claims every chunk sits on page 99."""
+
+    name = "broken_pages"
+    version = "1"
+
+    def chunk(self, doc, counter):
+        return [c.model_copy(update={"page_start": 99, "page_end": 99}) for c in super().chunk(doc, counter)]
+
+
+def test_a_failed_blocking_check_stops_the_document_before_the_index(tmp_path):
+    register_template("broken_pages", PagesBeyondTheDocument)
+    settings = Settings(data_dir=tmp_path, template="broken_pages")
+    instance = DagsterInstance.ephemeral()
+    (outcome,) = ingest(settings, [CORPUS / "host-controller-spec.pdf"], instance=instance)
+    assert not outcome.success
+    assert outcome.failed_checks == ["pages_within_document"]
+    for downstream in ("chunk_embeddings", "vector_index"):
+        assert not instance.fetch_materializations(
+            AssetRecordsFilter(asset_key=AssetKey(downstream), asset_partitions=[outcome.doc_id]), limit=1
+        ).records
+
+
+def test_the_model_loads_once_for_many_documents(pipeline):
+    # The module fixture ingested three documents and the idempotency test three more.
+    assert load_embedder.cache_info().currsize == 1
+    assert load_embedder.cache_info().hits >= 2

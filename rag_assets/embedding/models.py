@@ -60,17 +60,15 @@ def resolve_model(spec: EmbeddingSpec) -> ResolvedModel:
     name, path, source = _locate(spec.model)
     notes: list[str] = []
 
+    looks_m3 = "bge-m3" in f"{name} {path}".lower()
     if spec.kind != "auto":
         kind: Kind = spec.kind
         kind_reason = f"kind={spec.kind!r} set explicitly"
-    elif "bge-m3" in name.lower() or "bge-m3" in str(path).lower():
-        kind, kind_reason = (
-            "bge-m3",
-            "name or path contains 'bge-m3': dense + sparse lexical weights",
-        )
+    elif looks_m3:
+        kind, kind_reason = "bge-m3", "name or path contains 'bge-m3': dense + sparse weights"
     else:
         kind, kind_reason = "flag", "not a BGE-M3 model: dense vectors only"
-    if kind == "bge-m3" and "bge-m3" not in name.lower():
+    if kind == "bge-m3" and not looks_m3:
         notes.append("BGE-M3 code path on a model without trained sparse/ColBERT heads")
 
     if spec.pooling is not None:

@@ -39,8 +39,9 @@ SCALAR_FIELDS = [
 ]
 TEXT_MAX_BYTES = 65535  # Milvus VARCHAR limit, counted in UTF-8 bytes
 DEFAULT_ANALYZER: dict[str, Any] = {"type": "standard"}
-# Milvus refuses an empty sparse vector, but a learned model may give a chunk no positive weight.
-# This id lies beyond every tokenizer's vocabulary, so no query ever matches it.
+# Milvus refuses an empty sparse vector, but a learned model may give a chunk no positive weight
+# (and callers may pass None for it). This id lies beyond every tokenizer's vocabulary, so no
+# query ever matches it.
 EMPTY_SPARSE_PLACEHOLDER = {2**32 - 2: 1e-9}
 UPSERT_BATCH = 500
 OPEN_DELAYS = (0.5, 1.0, 2.0, 4.0)  # retries after the first attempt: about 10 s in all
@@ -369,11 +370,6 @@ class MilvusIndex:
             raise ValueError(f"chunk {row.chunk_id} belongs to {row.doc_id!r}, not {doc_id!r}")
         entity = row.model_dump(exclude={"sparse_learned"})
         if has_sparse:
-            if row.sparse_learned is None:
-                raise ValueError(
-                    f"chunk {row.chunk_id}: the collection holds learned sparse weights and "
-                    f"the row has none (embed with the collection's model)"
-                )
             entity["sparse_learned"] = row.sparse_learned or EMPTY_SPARSE_PLACEHOLDER
         return entity
 
