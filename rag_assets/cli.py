@@ -21,7 +21,8 @@ def _settings(args: argparse.Namespace) -> Settings:
 def cmd_ingest(args: argparse.Namespace) -> int:
     from rag_assets.defs.ingest import ingest
 
-    outcomes = ingest(_settings(args), [Path(p) for p in args.paths])
+    log_level = "DEBUG" if args.verbose else "WARNING"
+    outcomes = ingest(_settings(args), [Path(p) for p in args.paths], log_level=log_level)
     for outcome in outcomes:
         print(outcome.summary())
     failed = [o for o in outcomes if not o.success]
@@ -104,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ingest = add("ingest", "put files in the inbox and materialize every asset for them")
     ingest.add_argument("--template", help="chunking template (default: semantic)")
+    ingest.add_argument("--verbose", action="store_true", help="show every run event")
     ingest.add_argument("paths", nargs="+", help="files or folders")
     ingest.set_defaults(func=cmd_ingest)
 

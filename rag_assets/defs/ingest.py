@@ -95,7 +95,9 @@ def _outcome(doc_id: str, source_path: str, result) -> DocumentOutcome:
     return outcome
 
 
-def ingest(settings: Settings, paths: list[Path], instance=None) -> list[DocumentOutcome]:
+def ingest(
+    settings: Settings, paths: list[Path], instance=None, log_level: str = "INFO"
+) -> list[DocumentOutcome]:
     """Place the files in the inbox, register their partitions, materialize every asset for each.
 
     Documents run one after another in this process, so models load once; a
@@ -109,6 +111,12 @@ def ingest(settings: Settings, paths: list[Path], instance=None) -> list[Documen
     job = build_defs(settings).resolve_job_def(INGEST_JOB)
     outcomes = []
     for relative_path, key in zip(relative_paths, keys, strict=True):
-        result = job.execute_in_process(partition_key=key, instance=instance, raise_on_error=False)
+        result = job.execute_in_process(
+            partition_key=key,
+            instance=instance,
+            raise_on_error=False,
+            # Only the console's verbosity: the instance's event log keeps everything.
+            run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
+        )
         outcomes.append(_outcome(key, relative_path, result))
     return outcomes
