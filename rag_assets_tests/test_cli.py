@@ -25,9 +25,23 @@ def test_ingest_query_and_chunks_round_trip(tmp_path, capsys):
     assert "FAILED broken.pdf" in out and "not a PDF" in out
     assert "1 of 2 documents indexed" in out
 
-    assert main(["query", "--data-dir", data, "--json", "--top-k", "2", "how often to replace the seal"]) == 0
+    assert (
+        main(
+            ["query", "--data-dir", data, "--json", "--top-k", "2", "how often to replace the seal"]
+        )
+        == 0
+    )
     hits = json.loads(capsys.readouterr().out)
-    assert {"chunk_id", "doc_id", "source_path", "header_path", "page_start", "page_end", "score", "text"} <= set(hits[0])
+    assert {
+        "chunk_id",
+        "doc_id",
+        "source_path",
+        "header_path",
+        "page_start",
+        "page_end",
+        "score",
+        "text",
+    } <= set(hits[0])
     assert hits[0]["source_path"] == "pump-guide.md"
     assert hits[0]["header_path"] == "/Pump Guide/" and "4000 operating hours" in hits[0]["text"]
 

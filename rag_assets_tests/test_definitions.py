@@ -30,7 +30,9 @@ def test_every_asset_is_partitioned_per_document_with_a_code_version(tmp_path):
         assert isinstance(node.partitions_def, DynamicPartitionsDefinition), name
         assert node.partitions_def.name == "documents"
         assert node.code_version, name
-    upstream = {name: {k.to_user_string() for k in graph.get(AssetKey(name)).parent_keys} for name in ASSETS}
+    upstream = {
+        name: {k.to_user_string() for k in graph.get(AssetKey(name)).parent_keys} for name in ASSETS
+    }
     assert upstream["document_chunks"] == {"normalized_documents", "table_markdown"}
     assert upstream["vector_index"] == {"document_chunks", "chunk_embeddings"}
 
@@ -45,9 +47,7 @@ def test_template_version_is_the_chunks_code_version(tmp_path):
 def test_chunk_and_embedding_checks_block_and_the_index_is_pooled(tmp_path):
     defs = build_defs(Settings(data_dir=tmp_path))
     graph = defs.resolve_asset_graph()
-    blocking = {
-        key.name: graph.get_check_spec(key).blocking for key in graph.asset_check_keys
-    }
+    blocking = {key.name: graph.get_check_spec(key).blocking for key in graph.asset_check_keys}
     assert blocking == {
         "chunk_metadata_complete": True,
         "chunk_ids_unique_deterministic": True,

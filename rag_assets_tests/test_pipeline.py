@@ -5,6 +5,7 @@ from types import SimpleNamespace
 
 import pytest
 from dagster import AssetKey, AssetRecordsFilter, DagsterInstance
+from upath import UPath
 
 from rag_assets.defs.ingest import ingest
 from rag_assets.embedding.models import load_embedder
@@ -58,7 +59,9 @@ def test_every_format_goes_through_all_seven_assets(pipeline):
         assert outcome.checks_total == 7 and outcome.checks_passed == 7, outcome.summary()
         assert outcome.chunks > 0
         for asset, extension in ASSETS:
-            stored = Path(pipeline.settings.asset_storage_root) / asset / f"{outcome.doc_id}.{extension}"
+            stored = (
+                Path(pipeline.settings.asset_storage_root) / asset / f"{outcome.doc_id}.{extension}"
+            )
             assert stored.is_file(), stored
             materializations = pipeline.instance.fetch_materializations(
                 AssetRecordsFilter(asset_key=AssetKey(asset), asset_partitions=[outcome.doc_id]),
@@ -93,7 +96,9 @@ def test_chunks_carry_structure_and_tables(pipeline):
 
 
 def test_query_returns_cited_hits(pipeline):
-    hits = search(pipeline.settings, "What do bits 15:8 of the Host Control Register hold?", top_k=3)
+    hits = search(
+        pipeline.settings, "What do bits 15:8 of the Host Control Register hold?", top_k=3
+    )
     assert hits[0].source_path.endswith("host-controller-spec.pdf")
     assert "Timeout Counter" in hits[0].text
     assert hits[0].page_start and hits[0].header_path.startswith("/2 Register Map/")
@@ -104,7 +109,9 @@ def test_query_returns_cited_hits(pipeline):
 def test_rematerializing_gives_identical_chunks_and_rows(pipeline):
     doc_ids = [o.doc_id for o in pipeline.outcomes]
     before = {d: [c.chunk_id for c in read_chunks(pipeline.settings, d)] for d in doc_ids}
-    again = ingest(pipeline.settings, [CORPUS / name for name in DOCUMENTS], instance=pipeline.instance)
+    again = ingest(
+        pipeline.settings, [CORPUS / name for name in DOCUMENTS], instance=pipeline.instance
+    )
     assert all(o.success for o in again)
     after = {d: [c.chunk_id for c in read_chunks(pipeline.settings, d)] for d in doc_ids}
     assert after == before
@@ -126,12 +133,19 @@ def test_bad_input_fails_its_own_partition_only(pipeline, tmp_path):
         )
     }
     assert outcomes["fine.md"].success
-    assert not outcomes["truncated.pdf"].success and "truncated.pdf" in outcomes["truncated.pdf"].error
+    assert (
+        not outcomes["truncated.pdf"].success and "truncated.pdf" in outcomes["truncated.pdf"].error
+    )
     assert not outcomes["empty.docx"].success and "empty" in outcomes["empty.docx"].error
     counts = index_counts(
-        pipeline.settings, [*doc_ids, outcomes["truncated.pdf"].doc_id, outcomes["empty.docx"].doc_id]
+        pipeline.settings,
+        [*doc_ids, outcomes["truncated.pdf"].doc_id, outcomes["empty.docx"].doc_id],
     )
-    assert counts == {**counts_before, outcomes["truncated.pdf"].doc_id: 0, outcomes["empty.docx"].doc_id: 0}
+    assert counts == {
+        **counts_before,
+        outcomes["truncated.pdf"].doc_id: 0,
+        outcomes["empty.docx"].doc_id: 0,
+    }
 
 
 class PagesBeyondTheDocument(SemanticTemplate):
@@ -141,7 +155,10 @@ class PagesBeyondTheDocument(SemanticTemplate):
     version = "1"
 
     def chunk(self, doc, counter):
-        return [c.model_copy(update={"page_start": 99, "page_end": 99}) for c in super().chunk(doc, counter)]
+        return [
+            c.model_copy(update={"page_start": 99, "page_end": 99})
+            for c in super().chunk(doc, counter)
+        ]
 
 
 def test_a_failed_blocking_check_stops_the_document_before_the_index(tmp_path):
@@ -153,7 +170,8 @@ def test_a_failed_blocking_check_stops_the_document_before_the_index(tmp_path):
     assert outcome.failed_checks == ["pages_within_document"]
     for downstream in ("chunk_embeddings", "vector_index"):
         assert not instance.fetch_materializations(
-            AssetRecordsFilter(asset_key=AssetKey(downstream), asset_partitions=[outcome.doc_id]), limit=1
+            AssetRecordsFilter(asset_key=AssetKey(downstream), asset_partitions=[outcome.doc_id]),
+            limit=1,
         ).records
 
 
@@ -161,3 +179,18 @@ def test_the_model_loads_once_for_many_documents(pipeline):
     # The module fixture ingested three documents and the idempotency test three more.
     assert load_embedder.cache_info().currsize == 1
     assert load_embedder.cache_info().hits >= 2
+
+
+def test_asset_storage_works_on_any_upath_root(tmp_path):
+    """The same graph with partitions stored on a non-local filesystem (fsspec's memory://)."""
+    settings = Settings(data_dir=tmp_path, storage_root="memory://rag-assets-test")
+    guide = tmp_path / "guide.md"
+    guide.write_text("# Guide\n\n## Pumps\n\nPrime the pump before the first start.\n")
+    (outcome,) = ingest(settings, [guide], instance=DagsterInstance.ephemeral())
+    assert outcome.success, outcome.summary()
+    stored = UPath("memory://rag-assets-test")
+    assert (stored / "document_chunks" / f"{outcome.doc_id}.parquet").exists()
+    assert not (tmp_path / "assets").exists()
+    assert [c.doc_id for c in read_chunks(settings, "guide.md")] == [
+        outcome.doc_id
+    ] * outcome.chunks

@@ -23,7 +23,9 @@ FIXTURES = [
 @pytest.fixture(scope="module")
 def ingested(shared_fixtures, tmp_path_factory):
     settings = Settings(data_dir=tmp_path_factory.mktemp("data"))
-    outcomes = ingest(settings, [shared_fixtures / f for f in FIXTURES], instance=DagsterInstance.ephemeral())
+    outcomes = ingest(
+        settings, [shared_fixtures / f for f in FIXTURES], instance=DagsterInstance.ephemeral()
+    )
     return settings, outcomes
 
 
@@ -31,7 +33,9 @@ def test_every_fixture_lands_with_all_checks_green(ingested):
     _, outcomes = ingested
     assert len(outcomes) == len(FIXTURES)
     for outcome in outcomes:
-        assert outcome.success and outcome.checks_passed == outcome.checks_total == 7, outcome.summary()
+        assert outcome.success and outcome.checks_passed == outcome.checks_total == 7, (
+            outcome.summary()
+        )
 
 
 def test_pdf_chunks_cite_real_pages_and_sections(ingested):
@@ -59,7 +63,14 @@ def test_fenced_comment_lines_never_become_headings(ingested, shared_fixtures):
     assert len(comments) == 7
     chunks = read_chunks(settings, "docling_deployment.md")
     headings = {h for c in chunks for h in c.headings}
-    assert {"Deployment", "Configuration", "Running it", "RQ engine (distributed: Redis + separate workers)"} <= headings
+    assert {
+        "Deployment",
+        "Configuration",
+        "Running it",
+        "RQ engine (distributed: Redis + separate workers)",
+    } <= headings
     assert not headings & set(comments)
     body = "\n".join(c.text for c in chunks)
-    assert all(comment in body for comment in comments), "fenced comments must stay in the chunk text"
+    assert all(comment in body for comment in comments), (
+        "fenced comments must stay in the chunk text"
+    )

@@ -123,7 +123,13 @@ def test_index_checks_fail_on_a_wrong_count_and_a_misplaced_vector(tmp_path):
     assert not check_row_count(4, 3).passed
     vectors = _unit_vectors(3, 8)
     rows = [
-        IndexRow(chunk_id=f"c{i}", doc_id="doc-1", text=f"chunk {i}", dense=vectors[i].tolist(), chunk_index=i)
+        IndexRow(
+            chunk_id=f"c{i}",
+            doc_id="doc-1",
+            text=f"chunk {i}",
+            dense=vectors[i].tolist(),
+            chunk_index=i,
+        )
         for i in range(3)
     ]
     with MilvusIndex(str(tmp_path / "milvus.db")) as index:

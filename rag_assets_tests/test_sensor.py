@@ -18,7 +18,9 @@ def tick(defs, instance, cursor):
     result = sensor(context)
     for request in result.dynamic_partitions_requests:
         if request.partition_keys and type(request).__name__.startswith("Add"):
-            instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
+            instance.add_dynamic_partitions(
+                request.partitions_def_name, list(request.partition_keys)
+            )
         elif request.partition_keys:
             for key in request.partition_keys:
                 instance.delete_dynamic_partition(request.partitions_def_name, key)

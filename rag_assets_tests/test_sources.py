@@ -1,6 +1,7 @@
 """Partition keys, file formats, the raw record and the inbox change plan."""
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -14,7 +15,13 @@ from rag_assets.sources.watch import plan_inbox_changes
 
 @pytest.mark.parametrize(
     "path",
-    ["specs/Host Ctrl, v2.pdf", "../escape/../x.pdf", "a b/c,d/e.md", "法规/劳动合同法.md", " .hidden"],
+    [
+        "specs/Host Ctrl, v2.pdf",
+        "../escape/../x.pdf",
+        "a b/c,d/e.md",
+        "法规/劳动合同法.md",
+        " .hidden",
+    ],
 )
 def test_partition_keys_are_sanitized_and_stable(path):
     key = partition_key_for(path)
@@ -53,9 +60,13 @@ def test_raw_record_copies_the_file_and_replaces_an_older_copy(tmp_path):
     source.write_text("# Guide\n\nsecond version")
     second = capture_raw_document(source, "guide.md", "guide-1", raw_dir)
     assert first.sha256 != second.sha256
-    assert open(second.stored_path).read() == "# Guide\n\nsecond version"
+    assert Path(second.stored_path).read_text() == "# Guide\n\nsecond version"
     assert [p.name for p in (raw_dir / "guide-1").iterdir()] == ["guide.md"]
-    assert (second.file_format, second.mime_type, second.page_count) == ("md", "text/markdown", None)
+    assert (second.file_format, second.mime_type, second.page_count) == (
+        "md",
+        "text/markdown",
+        None,
+    )
 
 
 def test_inbox_plan_adds_reruns_and_removes(tmp_path):
@@ -76,7 +87,9 @@ def test_inbox_plan_adds_reruns_and_removes(tmp_path):
 
     (inbox / "a.md").write_text("# A, edited")
     stat = (inbox / "sub" / "b.md").stat()
-    os.utime(inbox / "sub" / "b.md", ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))  # touched only
+    os.utime(
+        inbox / "sub" / "b.md", ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9)
+    )  # touched only
     changed = plan_inbox_changes(scan_inbox(inbox), quiet.state, set(keys), lambda key: None)
     assert [k for k, _ in changed.runs] == [partition_key_for("a.md")]
 

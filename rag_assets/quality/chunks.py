@@ -61,9 +61,7 @@ def _is_heading_path(path: list[str], heading_levels: list[tuple[str, int]]) -> 
 
 def check_header_paths(records: list[dict], doc: StandardizedDocument) -> CheckOutcome:
     heading_levels = [
-        (heading_title(e), heading_level(e))
-        for e in doc.elements
-        if e.type in ("title", "heading")
+        (heading_title(e), heading_level(e)) for e in doc.elements if e.type in ("title", "heading")
     ]
     problems = []
     for r in records:
