@@ -145,3 +145,37 @@ def test_index_checks_fail_on_a_wrong_count_and_a_misplaced_vector(tmp_path):
         index.replace_document(collection, "doc-1", swapped)
         found = check_self_retrieval(index, collection, "doc-1", rows)
     assert not found.passed and "top-1 was chunk" in found.description
+
+
+def test_headings_read_from_text_must_occur_in_the_text_in_order(records):
+    doc = DOC.model_copy(
+        update={"markdown": "CHAPTER I General\n\nArticle 1 Subject-matter\n\nText."}
+    )
+    derived = [dict(r) for r in records]
+    derived[1]["headings"], derived[1]["header_path"] = (
+        ["CHAPTER I General", "Article 1 Subject-matter"],
+        "/CHAPTER I General/",
+    )
+    assert check_header_paths(derived[1:2], doc, headings_from_text=True).passed
+    assert not check_header_paths(derived[1:2], doc, headings_from_text=False).passed
+    derived[1]["headings"], derived[1]["header_path"] = (
+        ["Article 1 Subject-matter", "CHAPTER I General"],
+        "/Article 1 Subject-matter/",
+    )
+    assert (
+        "do not occur" in check_header_paths(derived[1:2], doc, headings_from_text=True).description
+    )
+
+
+def test_a_slash_inside_a_heading_keeps_the_path_consistent():
+    doc = DOC.model_copy(
+        update={
+            "elements": [
+                DocumentElement(type="heading", text="# I/O Registers", level=1),
+                DocumentElement(type="heading", text="## Port A", level=2),
+            ]
+        }
+    )
+    record = _record(0, "## Port A", ["I/O Registers", "Port A"])
+    record["header_path"] = "/I\u2215O Registers/"
+    assert check_header_paths([record], doc).passed

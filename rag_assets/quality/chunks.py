@@ -59,7 +59,21 @@ def _is_heading_path(path: list[str], heading_levels: list[tuple[str, int]]) -> 
     return True
 
 
-def check_header_paths(records: list[dict], doc: StandardizedDocument) -> CheckOutcome:
+def _in_text_order(path: list[str], markdown: str) -> bool:
+    """True when every heading occurs in the document text, in order."""
+    flat = " ".join(markdown.split())
+    position = 0
+    for title in path:
+        found = flat.find(" ".join(title.split()), position)
+        if found < 0:
+            return False
+        position = found
+    return True
+
+
+def check_header_paths(
+    records: list[dict], doc: StandardizedDocument, headings_from_text: bool = False
+) -> CheckOutcome:
     heading_levels = [
         (heading_title(e), heading_level(e)) for e in doc.elements if e.type in ("title", "heading")
     ]
@@ -74,7 +88,9 @@ def check_header_paths(records: list[dict], doc: StandardizedDocument) -> CheckO
             problems.append(f"{where}: header_path {path!r} does not match headings {headings}")
         elif not headings and path != "/":
             problems.append(f"{where}: header_path {path!r} without headings")
-        elif not _is_heading_path(headings, heading_levels):
+        elif headings_from_text and not _in_text_order(headings, doc.markdown):
+            problems.append(f"{where}: headings {headings} do not occur in the document's text")
+        elif not headings_from_text and not _is_heading_path(headings, heading_levels):
             problems.append(
                 f"{where}: headings {headings} are not a path of the document's headings"
             )

@@ -53,6 +53,9 @@ class ChunkTemplate(ABC):
     name: ClassVar[str]
     # Bump whenever the same IR would give different rows, so downstream assets go stale.
     version: ClassVar[str]
+    # False: `headings` are titles of the IR's heading elements. True: the template reads
+    # its structure from the text (clause or Q&A markers), so its headings are lines of text.
+    headings_from_text: ClassVar[bool] = False
 
     def __init__(self, options: TemplateOptions | None = None) -> None:
         self.options = options or TemplateOptions()

@@ -96,7 +96,9 @@ def build_document_chunks(template_version: str):
         )
         yield result("chunk_metadata_complete", check_metadata_complete(records, doc.doc_id))
         yield result("chunk_ids_unique_deterministic", check_ids_unique_and_deterministic(records))
-        yield result("header_paths_consistent", check_header_paths(records, doc))
+        yield result(
+            "header_paths_consistent", check_header_paths(records, doc, template.headings_from_text)
+        )
         yield result("pages_within_document", check_pages_within_document(records, doc.page_count))
 
     return document_chunks
