@@ -13,9 +13,8 @@ from rag_assets.settings import Settings
 
 def _settings(args: argparse.Namespace) -> Settings:
     settings = Settings.from_env(args.data_dir)
-    if getattr(args, "template", None):
-        settings = settings.model_copy(update={"template": args.template})
-    return settings
+    overrides = {k: getattr(args, k, None) for k in ("template", "parser")}
+    return settings.model_copy(update={k: v for k, v in overrides.items() if v})
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
@@ -67,6 +66,48 @@ def cmd_chunks(args: argparse.Namespace) -> int:
     return 0
 
 
+def _describe(element) -> str:
+    level = f" h{element.level}" if element.level else ""
+    pages = f"p.{element.page_start}" + (
+        f"-{element.page_end}" if element.page_end != element.page_start else ""
+    )
+    first_line = element.text.strip().splitlines()[0] if element.text.strip() else ""
+    return f"{element.type}{level:4} {pages:8} {first_line[:100]}"
+
+
+def cmd_parse(args: argparse.Namespace) -> int:
+    from rag_assets.errors import ConfigurationError, DocumentError
+    from rag_assets.parsers.routing import ParserRouter
+    from rag_assets.parsing import parse_file
+
+    settings = _settings(args)
+    try:
+        router = ParserRouter(args.parser or settings.parser, settings.docling_artifacts_path)
+        result = parse_file(Path(args.path), router)
+    except (DocumentError, ConfigurationError, FileNotFoundError) as error:
+        print(f"rag-assets parse: {error}", file=sys.stderr)
+        return 1
+    doc = result.document
+    if args.json:
+        print(doc.model_dump_json(indent=2))
+        return 0
+    if args.markdown:
+        print(doc.markdown)
+        return 0
+    print(
+        f"# {doc.source_path}: parser {result.choice.parser} {doc.parser_version} ({result.choice.reason})"
+    )
+    for note in [*result.choice.fallbacks, *result.parsed.notes]:
+        print(f"# note: {note}")
+    print(
+        f"# {doc.page_count or 'no'} pages, {len(doc.elements)} elements, title: {doc.title or '-'}"
+    )
+    for element in doc.elements:
+        print(_describe(element))
+    print("\n" + doc.markdown)
+    return 0
+
+
 def cmd_ui(args: argparse.Namespace) -> int:
     from rag_assets.instance import ensure_dagster_home
 
@@ -105,6 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ingest = add("ingest", "put files in the inbox and materialize every asset for them")
     ingest.add_argument("--template", help="chunking template (default: semantic)")
+    ingest.add_argument("--parser", help="auto, docling or pymupdf (default: auto)")
     ingest.add_argument("--verbose", action="store_true", help="show every run event")
     ingest.add_argument("paths", nargs="+", help="files or folders")
     ingest.set_defaults(func=cmd_ingest)
@@ -119,6 +161,16 @@ def build_parser() -> argparse.ArgumentParser:
     chunks.add_argument("--json", action="store_true")
     chunks.add_argument("document", nargs="?", help="a path in the inbox, a file name, or a doc id")
     chunks.set_defaults(func=cmd_chunks)
+
+    parse = add("parse", "print what a parser made of a file (the IR), without Dagster")
+    parse.add_argument(
+        "--parser", help="auto, docling or pymupdf (default: $RAG_ASSETS_PARSER, then auto)"
+    )
+    shape = parse.add_mutually_exclusive_group()
+    shape.add_argument("--markdown", action="store_true", help="only the IR's markdown")
+    shape.add_argument("--json", action="store_true", help="the whole IR as JSON")
+    parse.add_argument("path")
+    parse.set_defaults(func=cmd_parse)
 
     ui = add("ui", "open the Dagster UI on 127.0.0.1 for this data folder")
     ui.add_argument("--port", type=int, default=3000)

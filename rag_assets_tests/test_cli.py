@@ -5,6 +5,9 @@ import json
 import pytest
 
 from rag_assets.cli import main
+from rag_assets_tests.conftest import REPO_ROOT
+
+CORPUS = REPO_ROOT / "examples" / "corpus"
 
 pytestmark = pytest.mark.slow
 
@@ -68,3 +71,43 @@ def test_template_flag_switches_the_template(tmp_path, capsys):
     assert main(["chunks", "--data-dir", data, "--json", "note.md"]) == 0
     chunks = json.loads(capsys.readouterr().out)
     assert len(chunks) > 1 and {c["template"] for c in chunks} == {"fixed"}
+
+
+def test_parse_prints_the_ir_without_dagster(capsys):
+    spec = str(CORPUS / "host-controller-spec.pdf")
+    assert main(["parse", "--json", spec]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["parser"] == "pymupdf" and doc["page_count"] == 5
+    assert any(
+        e["type"] == "heading" and e["text"].endswith("2.1.1 Timeout Counter")
+        for e in doc["elements"]
+    )
+
+    assert main(["parse", "--markdown", str(CORPUS / "operator-guide.md")]) == 0
+    assert capsys.readouterr().out.startswith("# ASHC Driver Operator Guide")
+
+    assert main(["parse", spec]) == 0
+    listing = capsys.readouterr().out
+    assert "parser pymupdf" in listing and "heading h3" in listing and "table" in listing
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "args", "message"),
+    [
+        ("empty.pdf", b"", [], "empty"),
+        ("fake.pdf", b"<html></html>", [], "not a PDF"),
+        ("notes.docx", b"PK\x03\x04 not really a zip", [], "notes.docx"),
+        ("guide.md", b"# Guide", ["--parser", "pymupdf"], "reads PDF only"),
+    ],
+)
+def test_parse_failures_are_one_clear_line(tmp_path, capsys, name, content, args, message):
+    path = tmp_path / name
+    path.write_bytes(content)
+    assert main(["parse", *args, str(path)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert (
+        captured.err.count("\n") == 1
+        and message in captured.err
+        and "Traceback" not in captured.err
+    )

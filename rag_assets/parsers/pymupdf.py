@@ -11,13 +11,18 @@ both kept as the native output:
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from rag_assets.errors import DocumentError
 from rag_assets.parsers.base import ParsedDocument
+
+logger = logging.getLogger(__name__)
 
 # The PDF spec puts %PDF- in the first 1024 bytes and %%EOF in the last 1024.
 _MARKER_WINDOW = 1024
@@ -40,7 +45,8 @@ class PyMuPDFParser:
         _check_file_markers(path)
         doc, notes = _open_pdf(path)
         try:
-            return self._parse_open(doc, path, notes)
+            with _printed_output_to_log():
+                return self._parse_open(doc, path, notes)
         finally:
             doc.close()
 
@@ -51,6 +57,8 @@ class PyMuPDFParser:
         from pymupdf4llm.helpers import document_layout
         from pymupdf4llm.ocr import OCRMode
 
+        # MuPDF's and pymupdf4llm's messages go to Python logging, not stdout.
+        pymupdf.set_messages(pylogging=True, pylogging_name=__name__)
         ocr_pages: list[int] = []
         skipped: list[int] = []
         engine = _ocr_engine(ocr_pages, skipped) if self.ocr else None
@@ -91,6 +99,19 @@ class PyMuPDFParser:
             },
             notes=notes,
         )
+
+
+@contextlib.contextmanager
+def _printed_output_to_log() -> Iterator[None]:
+    """pymupdf4llm and RapidOCR print progress to stdout, which would corrupt `--json` output."""
+    captured = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(captured):
+            yield
+    finally:
+        for line in captured.getvalue().splitlines():
+            if line.strip():
+                logger.debug("pymupdf4llm: %s", line)
 
 
 def _check_file_markers(path: Path) -> None:
