@@ -13,7 +13,7 @@ from rag_assets.settings import Settings
 
 def _settings(args: argparse.Namespace) -> Settings:
     settings = Settings.from_env(args.data_dir)
-    overrides = {k: getattr(args, k, None) for k in ("template", "parser")}
+    overrides = {f"force_{k}": getattr(args, k, None) for k in ("template", "parser")}
     return settings.model_copy(update={k: v for k, v in overrides.items() if v})
 
 
@@ -82,7 +82,9 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     try:
-        router = ParserRouter(args.parser or settings.parser, settings.docling_artifacts_path)
+        router = ParserRouter(
+            settings.force_parser or settings.parser, settings.docling_artifacts_path
+        )
         result = parse_file(Path(args.path), router)
     except (DocumentError, ConfigurationError, FileNotFoundError) as error:
         print(f"rag-assets parse: {error}", file=sys.stderr)
@@ -145,8 +147,12 @@ def build_parser() -> argparse.ArgumentParser:
         return command
 
     ingest = add("ingest", "put files in the inbox and materialize every asset for them")
-    ingest.add_argument("--template", help="chunking template (default: semantic)")
-    ingest.add_argument("--parser", help="auto, docling or pymupdf (default: auto)")
+    ingest.add_argument(
+        "--template", help="chunking template for these files, over rag_collections.yaml"
+    )
+    ingest.add_argument(
+        "--parser", help="auto, docling or pymupdf for these files, over rag_collections.yaml"
+    )
     ingest.add_argument("--verbose", action="store_true", help="show every run event")
     ingest.add_argument("paths", nargs="+", help="files or folders")
     ingest.set_defaults(func=cmd_ingest)

@@ -24,6 +24,10 @@ class Settings(BaseModel):
     )
     parser: str = "auto"
     template: str = "semantic"
+    # Set by CLI flags: win over rag_collections.yaml, where `parser`/`template` only fill gaps.
+    force_parser: str | None = None
+    force_template: str | None = None
+    collections_file: Path | None = None  # default: <data_dir>/rag_collections.yaml
     # all-MiniLM-L6-v2 was trained on 256-token inputs; raise both with a long-context model.
     chunk_max_tokens: int = 256
     chunk_overlap_tokens: int = 32
@@ -40,6 +44,7 @@ class Settings(BaseModel):
             "storage_root": _env("RAG_ASSETS_STORAGE_ROOT"),
             "parser": _env("RAG_ASSETS_PARSER"),
             "template": _env("RAG_ASSETS_TEMPLATE"),
+            "collections_file": _env("RAG_ASSETS_COLLECTIONS"),
             "chunk_max_tokens": _env("RAG_ASSETS_CHUNK_MAX_TOKENS"),
             "chunk_overlap_tokens": _env("RAG_ASSETS_CHUNK_OVERLAP_TOKENS"),
             "docling_artifacts_path": _env("RAG_ASSETS_DOCLING_ARTIFACTS"),
@@ -60,6 +65,10 @@ class Settings(BaseModel):
     @property
     def raw_dir(self) -> Path:
         return self.data_dir / "raw"
+
+    @property
+    def collections_path(self) -> Path:
+        return self.collections_file or self.data_dir / "rag_collections.yaml"
 
     @property
     def dagster_home(self) -> Path:

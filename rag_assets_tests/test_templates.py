@@ -454,7 +454,7 @@ def test_fixed_skips_page_furniture_and_maps_pages() -> None:
 
 
 def test_template_options_validation() -> None:
-    assert TemplateOptions().max_tokens == 512 and TemplateOptions().overlap_tokens == 64
+    assert TemplateOptions().max_tokens == 256 and TemplateOptions().overlap_tokens == 32
     with pytest.raises(ValidationError, match="overlap_tokens"):
         TemplateOptions(max_tokens=64, overlap_tokens=64)
     with pytest.raises(ValidationError):

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dagster import Definitions
 
-from rag_assets.defs.assets.chunking import build_document_chunks, table_markdown
+from rag_assets.defs.assets.chunking import document_chunks, table_markdown
 from rag_assets.defs.assets.documents import normalized_documents, parsed_documents, raw_documents
 from rag_assets.defs.assets.indexing import chunk_embeddings, vector_index
 from rag_assets.defs.io_managers import JsonIOManagerFactory, ParquetIOManagerFactory
 from rag_assets.defs.jobs import ingest_documents
 from rag_assets.defs.resources import (
-    ChunkingResource,
+    CollectionsResource,
     EmbeddingResource,
     InboxResource,
     MilvusResource,
@@ -18,11 +18,9 @@ from rag_assets.defs.resources import (
 )
 from rag_assets.defs.sensors import build_inbox_sensor
 from rag_assets.settings import Settings
-from rag_assets.templates.registry import get_template
 
 
 def build_defs(settings: Settings) -> Definitions:
-    template = get_template(settings.template)
     root = settings.asset_storage_root.rstrip("/")
     return Definitions(
         assets=[
@@ -30,7 +28,7 @@ def build_defs(settings: Settings) -> Definitions:
             parsed_documents,
             normalized_documents,
             table_markdown,
-            build_document_chunks(f"{template.name}:{template.version}"),
+            document_chunks,
             chunk_embeddings,
             vector_index,
         ],
@@ -42,13 +40,15 @@ def build_defs(settings: Settings) -> Definitions:
             "inbox": InboxResource(
                 inbox_dir=str(settings.inbox_dir), raw_dir=str(settings.raw_dir)
             ),
-            "parser": ParserResource(
-                parser=settings.parser, docling_artifacts_path=settings.docling_artifacts_path
-            ),
-            "chunking": ChunkingResource(
+            "parser": ParserResource(docling_artifacts_path=settings.docling_artifacts_path),
+            "collections": CollectionsResource(
+                config_path=str(settings.collections_path),
+                parser=settings.parser,
                 template=settings.template,
                 max_tokens=settings.chunk_max_tokens,
                 overlap_tokens=settings.chunk_overlap_tokens,
+                force_parser=settings.force_parser,
+                force_template=settings.force_template,
             ),
             "embedding": EmbeddingResource(model=settings.embedding_model),
             "milvus": MilvusResource(

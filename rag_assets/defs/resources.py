@@ -6,9 +6,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from dagster import ConfigurableResource
-from pydantic import PrivateAttr
 
 from rag_assets.parsers.routing import ParserRouter
+from rag_assets.sources.collections import (
+    DocumentPlan,
+    RuntimeChoices,
+    load_collections,
+    plan_document,
+)
 
 
 class InboxResource(ConfigurableResource):
@@ -27,17 +32,12 @@ class InboxResource(ConfigurableResource):
 
 
 class ParserResource(ConfigurableResource):
-    """`auto`, `docling` or `pymupdf`; Docling reads PDF only with local layout models."""
+    """Runs parsers; Docling reads PDF only with local layout models under `docling_artifacts_path`."""
 
-    parser: str = "auto"
     docling_artifacts_path: str | None = None
-    _router: ParserRouter | None = PrivateAttr(default=None)
 
-    @property
-    def router(self) -> ParserRouter:
-        if self._router is None:
-            self._router = _router(self.parser, self.docling_artifacts_path)
-        return self._router
+    def router(self, parser: str) -> ParserRouter:
+        return _router(parser, self.docling_artifacts_path)
 
 
 @functools.cache
@@ -46,12 +46,26 @@ def _router(parser: str, docling_artifacts_path: str | None) -> ParserRouter:
     return ParserRouter(requested=parser, docling_artifacts_path=docling_artifacts_path)
 
 
-class ChunkingResource(ConfigurableResource):
-    """The template and its size settings for this collection."""
+class CollectionsResource(ConfigurableResource):
+    """Which parser, template and options each document gets (rag_collections.yaml + settings)."""
 
+    config_path: str
+    parser: str = "auto"
     template: str = "semantic"
     max_tokens: int = 256
     overlap_tokens: int = 32
+    force_parser: str | None = None
+    force_template: str | None = None
+
+    def plan(self, relative_path: str) -> DocumentPlan:
+        runtime = RuntimeChoices(
+            parser=self.parser,
+            template=self.template,
+            options={"max_tokens": self.max_tokens, "overlap_tokens": self.overlap_tokens},
+            force_parser=self.force_parser,
+            force_template=self.force_template,
+        )
+        return plan_document(load_collections(Path(self.config_path)), relative_path, runtime)
 
 
 class EmbeddingResource(ConfigurableResource):

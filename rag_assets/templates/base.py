@@ -26,8 +26,8 @@ class TemplateOptions(BaseModel):
     # Forbid unknown keys so a typo in a collection's config fails loudly.
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    max_tokens: int = Field(default=512, ge=1)
-    overlap_tokens: int = Field(default=64, ge=0)
+    max_tokens: int = Field(default=256, ge=1)  # all-MiniLM-L6-v2 was trained on 256 tokens
+    overlap_tokens: int = Field(default=32, ge=0)
 
     @model_validator(mode="after")
     def _overlap_below_max(self) -> TemplateOptions:
@@ -56,6 +56,8 @@ class ChunkTemplate(ABC):
     # False: `headings` are titles of the IR's heading elements. True: the template reads
     # its structure from the text (clause or Q&A markers), so its headings are lines of text.
     headings_from_text: ClassVar[bool] = False
+    # Templates with options of their own subclass TemplateOptions and name it here.
+    options_class: ClassVar[type[TemplateOptions]] = TemplateOptions
 
     def __init__(self, options: TemplateOptions | None = None) -> None:
         self.options = options or TemplateOptions()

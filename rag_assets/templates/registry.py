@@ -12,7 +12,11 @@ fails lookups of its own name.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from importlib.metadata import entry_points
+from typing import Any
+
+from pydantic import ValidationError
 
 from rag_assets.errors import ConfigurationError
 from rag_assets.templates.base import ChunkTemplate, TemplateOptions
@@ -47,16 +51,35 @@ def available_templates() -> list[str]:
     return sorted(_templates)
 
 
-def get_template(name: str, options: TemplateOptions | None = None) -> ChunkTemplate:
+def template_class(name: str) -> type[ChunkTemplate]:
     _load_entry_points()
     cls = _templates.get(name)
     if cls is not None:
-        return cls(options)
+        return cls
     if name in _broken:
         raise ConfigurationError(f"template {name!r} failed to load: {_broken[name]}")
     raise ConfigurationError(
         f"unknown template {name!r}; available: {', '.join(available_templates())}"
     )
+
+
+def get_template(name: str, options: TemplateOptions | None = None) -> ChunkTemplate:
+    return template_class(name)(options)
+
+
+def build_template(name: str, options: Mapping[str, Any] | None = None) -> ChunkTemplate:
+    """A template with options given as plain values (from settings or rag_collections.yaml)."""
+    cls = template_class(name)
+    try:
+        return cls(cls.options_class.model_validate(dict(options or {})))
+    except ValidationError as error:
+        raise ConfigurationError(f"template {name!r}: invalid options: {error}") from error
+
+
+def templates_version() -> str:
+    """Every registered template's version: document_chunks' code version."""
+    _load_entry_points()
+    return ",".join(f"{name}:{cls.version}" for name, cls in sorted(_templates.items()))
 
 
 def _load_entry_points() -> None:

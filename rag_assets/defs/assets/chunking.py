@@ -4,7 +4,7 @@ import time
 from collections import Counter
 
 import pyarrow as pa
-from dagster import AssetExecutionContext, MetadataValue, Output, asset
+from dagster import AssetExecutionContext, Failure, MetadataValue, Output, asset
 
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.contracts.ir import StandardizedDocument
@@ -12,7 +12,8 @@ from rag_assets.contracts.tabular import from_arrow, to_arrow, to_records
 from rag_assets.defs.checks import CHUNK_CHECKS, result, specs
 from rag_assets.defs.metadata import chunk_preview, seconds
 from rag_assets.defs.partitions import documents_partitions
-from rag_assets.defs.resources import ChunkingResource, EmbeddingResource
+from rag_assets.defs.resources import CollectionsResource, EmbeddingResource
+from rag_assets.errors import ConfigurationError
 from rag_assets.quality.chunks import (
     check_header_paths,
     check_ids_unique_and_deterministic,
@@ -21,8 +22,8 @@ from rag_assets.quality.chunks import (
 )
 from rag_assets.tables.models import TableMarkdown
 from rag_assets.tables.structure import VISION_OFF, structure_markdown, with_table_markdown
-from rag_assets.templates.base import TemplateOptions
-from rag_assets.templates.registry import get_template
+from rag_assets.templates.registry import build_template, templates_version
+from rag_assets.templates.select import choose_template
 
 TABLES_VERSION = "1"
 
@@ -51,54 +52,55 @@ def table_markdown(
     )
 
 
-def build_document_chunks(template_version: str):
-    """document_chunks, its code version tied to the configured template's version."""
-
-    @asset(
-        partitions_def=documents_partitions,
-        io_manager_key="parquet_io_manager",
-        group_name="chunks",
-        code_version=template_version,
-        kinds={"parquet"},
-        check_specs=specs("document_chunks", CHUNK_CHECKS, blocking=True),
-        description="Layer 3: template chunks with full provenance, tables in their chosen markdown.",
+@asset(
+    partitions_def=documents_partitions,
+    io_manager_key="parquet_io_manager",
+    group_name="chunks",
+    code_version=templates_version(),
+    kinds={"parquet"},
+    check_specs=specs("document_chunks", CHUNK_CHECKS, blocking=True),
+    description="Layer 3: template chunks with full provenance, tables in their chosen markdown.",
+)
+def document_chunks(
+    context: AssetExecutionContext,
+    collections: CollectionsResource,
+    embedding: EmbeddingResource,
+    normalized_documents: StandardizedDocument,
+    table_markdown: pa.Table,
+):
+    started = time.perf_counter()
+    doc = with_table_markdown(normalized_documents, from_arrow(table_markdown, TableMarkdown))
+    plan = collections.plan(doc.source_path)
+    choice = choose_template(doc, plan.template)
+    try:
+        template = build_template(choice.template, plan.options)
+    except ConfigurationError as error:
+        raise Failure(description=f"{doc.source_path}: {error}", allow_retries=False) from error
+    context.log.info(f"{doc.source_path}: template {choice.template} ({choice.reason})")
+    counter = embedding.token_counter()
+    chunks = template.chunk(doc, counter)
+    table = to_arrow(chunks, ChunkRow)
+    records = to_records(table, ChunkRow)
+    tokens = [c.token_count for c in chunks]
+    yield Output(
+        table,
+        metadata={
+            "template": f"{template.name} v{template.version}",
+            "template_reason": choice.reason,
+            "collection": plan.collection or "(settings)",
+            "template_options": MetadataValue.json(template.options.model_dump()),
+            "chunks": len(chunks),
+            "chunk_types": MetadataValue.json(dict(Counter(c.chunk_type for c in chunks))),
+            "tokens_max": max(tokens, default=0),
+            "tokens_mean": round(sum(tokens) / len(tokens), 1) if tokens else 0.0,
+            "token_counter": counter.name,
+            "preview": chunk_preview(records),
+            "chunk_seconds": seconds(time.perf_counter() - started),
+        },
     )
-    def document_chunks(
-        context: AssetExecutionContext,
-        chunking: ChunkingResource,
-        embedding: EmbeddingResource,
-        normalized_documents: StandardizedDocument,
-        table_markdown: pa.Table,
-    ):
-        started = time.perf_counter()
-        doc = with_table_markdown(normalized_documents, from_arrow(table_markdown, TableMarkdown))
-        options = TemplateOptions(
-            max_tokens=chunking.max_tokens, overlap_tokens=chunking.overlap_tokens
-        )
-        template = get_template(chunking.template, options)
-        counter = embedding.token_counter()
-        chunks = template.chunk(doc, counter)
-        table = to_arrow(chunks, ChunkRow)
-        records = to_records(table, ChunkRow)
-        tokens = [c.token_count for c in chunks]
-        yield Output(
-            table,
-            metadata={
-                "template": f"{template.name} v{template.version}",
-                "chunks": len(chunks),
-                "chunk_types": MetadataValue.json(dict(Counter(c.chunk_type for c in chunks))),
-                "tokens_max": max(tokens, default=0),
-                "tokens_mean": round(sum(tokens) / len(tokens), 1) if tokens else 0.0,
-                "token_counter": counter.name,
-                "preview": chunk_preview(records),
-                "chunk_seconds": seconds(time.perf_counter() - started),
-            },
-        )
-        yield result("chunk_metadata_complete", check_metadata_complete(records, doc.doc_id))
-        yield result("chunk_ids_unique_deterministic", check_ids_unique_and_deterministic(records))
-        yield result(
-            "header_paths_consistent", check_header_paths(records, doc, template.headings_from_text)
-        )
-        yield result("pages_within_document", check_pages_within_document(records, doc.page_count))
-
-    return document_chunks
+    yield result("chunk_metadata_complete", check_metadata_complete(records, doc.doc_id))
+    yield result("chunk_ids_unique_deterministic", check_ids_unique_and_deterministic(records))
+    yield result(
+        "header_paths_consistent", check_header_paths(records, doc, template.headings_from_text)
+    )
+    yield result("pages_within_document", check_pages_within_document(records, doc.page_count))

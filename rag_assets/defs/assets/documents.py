@@ -8,7 +8,7 @@ from dagster import AssetExecutionContext, Failure, MetadataValue, Output, asset
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.defs.metadata import seconds
 from rag_assets.defs.partitions import documents_partitions
-from rag_assets.defs.resources import InboxResource, ParserResource
+from rag_assets.defs.resources import CollectionsResource, InboxResource, ParserResource
 from rag_assets.errors import ConfigurationError, DocumentError
 from rag_assets.normalize.adapt import to_ir
 from rag_assets.parsers.base import ParsedDocument
@@ -64,11 +64,15 @@ def raw_documents(context: AssetExecutionContext, inbox: InboxResource) -> Outpu
     description="Layer 1: the chosen parser's own output, untouched (DoclingDocument or PyMuPDF JSON).",
 )
 def parsed_documents(
-    context: AssetExecutionContext, parser: ParserResource, raw_documents: RawDocument
+    context: AssetExecutionContext,
+    parser: ParserResource,
+    collections: CollectionsResource,
+    raw_documents: RawDocument,
 ) -> Output[ParsedDocument]:
     started = time.perf_counter()
+    plan = collections.plan(raw_documents.source_path)
     try:
-        parsed, choice = parser.router.parse(
+        parsed, choice = parser.router(plan.parser).parse(
             Path(raw_documents.stored_path), raw_documents.file_format
         )
     except (DocumentError, ConfigurationError) as error:
@@ -82,6 +86,7 @@ def parsed_documents(
             "parser": choice.parser,
             "parser_version": parsed.parser_version,
             "parser_reason": choice.reason,
+            "collection": plan.collection or "(settings)",
             "fallbacks": MetadataValue.json(choice.fallbacks),
             "notes": MetadataValue.json(parsed.notes),
             "page_count": parsed.page_count or 0,

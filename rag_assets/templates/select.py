@@ -1,0 +1,58 @@
+"""`auto`: choose a document's template by what its text shows."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from rag_assets.contracts.ir import StandardizedDocument
+from rag_assets.templates.registry import available_templates
+
+# 問 A1： / **問：…** / Q1 at a line start: the markers of Q&A papers and FAQs.
+_QA_MARKER = re.compile(r"^\s*(?:\*\*)?(?:問\s*[A-Z]?\d*\s*[：︰:]|Q\d+[\s.:：])", re.MULTILINE)
+# 第三十九条 / Article 5 starting a line: clauses of statutes and contracts.
+_CLAUSE_MARKER = re.compile(
+    r"^\s*(?:#+\s*)?(?:第[一二三四五六七八九十百千零〇两\d]+条|Article\s+\d+\s*$)", re.MULTILINE
+)
+# 7.4.1 Title: a numbered section heading.
+_NUMBERED_HEADING = re.compile(r"^#+\s+\d+(?:\.\d+)+\s+\S")
+
+QA_MIN_MARKERS = 2
+CLAUSE_MIN_MARKERS = 3
+SPEC_MIN_TABLES = 2
+SPEC_MIN_NUMBERED_HEADINGS = 3
+
+
+@dataclass(frozen=True)
+class TemplateChoice:
+    template: str
+    reason: str
+
+
+def _auto(doc: StandardizedDocument) -> TemplateChoice:
+    qa = len(_QA_MARKER.findall(doc.markdown))
+    if qa >= QA_MIN_MARKERS:
+        return TemplateChoice("qa_pairs", f"auto: {qa} question markers (問/答, Q<n>)")
+    clauses = len(_CLAUSE_MARKER.findall(doc.markdown))
+    if clauses >= CLAUSE_MIN_MARKERS:
+        return TemplateChoice("clauses", f"auto: {clauses} clause markers (第X条, Article N)")
+    tables = sum(1 for e in doc.elements if e.type == "table")
+    numbered = sum(
+        1 for e in doc.elements if e.type == "heading" and _NUMBERED_HEADING.match(e.text)
+    )
+    if tables >= SPEC_MIN_TABLES and numbered >= SPEC_MIN_NUMBERED_HEADINGS:
+        return TemplateChoice(
+            "spec", f"auto: {tables} tables under {numbered} numbered section headings"
+        )
+    return TemplateChoice("semantic", "auto: no Q&A, clause or spec pattern found")
+
+
+def choose_template(doc: StandardizedDocument, requested: str) -> TemplateChoice:
+    if requested != "auto":
+        return TemplateChoice(requested, "configured")
+    choice = _auto(doc)
+    if choice.template not in available_templates():
+        return TemplateChoice(
+            "semantic", f"{choice.reason}, but {choice.template!r} is not installed"
+        )
+    return choice

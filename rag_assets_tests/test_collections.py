@@ -1,0 +1,109 @@
+"""rag_collections.yaml and `auto`: how each document gets its parser, template and options."""
+
+import pytest
+
+from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
+from rag_assets.errors import ConfigurationError
+from rag_assets.normalize.markdown import assemble_markdown
+from rag_assets.sources.collections import RuntimeChoices, load_collections, plan_document
+from rag_assets.templates.registry import build_template
+from rag_assets.templates.select import TemplateChoice, choose_template
+
+YAML = """
+defaults:
+  options: {max_tokens: 200}
+collections:
+  - name: specs
+    match: ["specs/**/*.pdf"]
+    parser: pymupdf
+    template: fixed
+    options: {overlap_tokens: 10}
+  - name: everything-md
+    match: ["*.md"]
+    template: auto
+"""
+
+
+@pytest.fixture
+def config(tmp_path):
+    path = tmp_path / "rag_collections.yaml"
+    path.write_text(YAML)
+    return load_collections(path)
+
+
+def test_first_matching_collection_wins_and_settings_fill_the_gaps(config):
+    runtime = RuntimeChoices(
+        parser="auto", template="semantic", options={"max_tokens": 256, "overlap_tokens": 32}
+    )
+    spec = plan_document(config, "specs/ashc/v2.pdf", runtime)
+    assert (spec.collection, spec.parser, spec.template) == ("specs", "pymupdf", "fixed")
+    assert spec.options == {"max_tokens": 200, "overlap_tokens": 10}
+    top_level = plan_document(config, "specs/v1.pdf", runtime)  # `**/` also matches no folder
+    assert top_level.collection == "specs"
+    guide = plan_document(config, "guide.md", runtime)
+    assert (guide.collection, guide.parser, guide.template) == ("everything-md", "auto", "auto")
+    other = plan_document(config, "contracts/lease.docx", runtime)
+    assert (other.collection, other.template, other.options["max_tokens"]) == (
+        None,
+        "semantic",
+        200,
+    )
+
+
+def test_forced_choices_beat_the_file(config):
+    runtime = RuntimeChoices(force_parser="docling", force_template="semantic")
+    plan = plan_document(config, "specs/a.pdf", runtime)
+    assert (plan.parser, plan.template) == ("docling", "semantic")
+
+
+def test_a_missing_file_means_settings_only_and_a_broken_one_is_a_clear_error(tmp_path):
+    assert load_collections(tmp_path / "absent.yaml").collections == []
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("collections:\n  - name: x\n    globs: ['*.pdf']\n")
+    with pytest.raises(ConfigurationError, match="broken.yaml"):
+        load_collections(broken)
+
+
+def test_options_are_validated_by_the_template(tmp_path):
+    assert build_template("fixed", {"max_tokens": 64, "overlap_tokens": 8}).options.max_tokens == 64
+    with pytest.raises(ConfigurationError, match="invalid options"):
+        build_template("fixed", {"max_tokens": 64, "no_such_option": True})
+
+
+def _doc(*texts: str, tables: int = 0, numbered: int = 0) -> StandardizedDocument:
+    elements = [DocumentElement(type="paragraph", text=t) for t in texts]
+    elements += [
+        DocumentElement(type="heading", level=2, text=f"## {i}.1 Part") for i in range(numbered)
+    ]
+    elements += [DocumentElement(type="table", text="| a |\n|---|\n| 1 |") for _ in range(tables)]
+    markdown, placed = assemble_markdown(elements)
+    return StandardizedDocument(
+        doc_id="d",
+        source_path="d.md",
+        source_sha256="x",
+        parser="t",
+        parser_version="0",
+        markdown=markdown,
+        elements=placed,
+    )
+
+
+def test_auto_reads_the_text():
+    assert choose_template(
+        _doc("問 A1：何時？", "答 A1：明天。", "問 A2：在哪？"), "auto"
+    ).reason.startswith("auto: 2 question markers")
+    assert choose_template(_doc("Q1 When?", "Tomorrow.", "Q2 Where?"), "auto").reason.startswith(
+        "auto: 2 question"
+    )
+    clauses = choose_template(_doc("第一条 总则", "第二条 适用", "第三条 原则"), "auto")
+    assert clauses.reason.startswith("auto: 3 clause markers")
+    assert choose_template(
+        _doc("第一条 总则", "依照本法第三十九条的规定"), "auto"
+    ).reason.startswith("auto: no")
+    assert choose_template(_doc("Body", tables=2, numbered=3), "auto").reason.startswith(
+        "auto: 2 tables"
+    )
+    assert choose_template(_doc("Just prose."), "auto").template == "semantic"
+    assert choose_template(_doc("問 A1：x", "問 A2：y"), "fixed") == TemplateChoice(
+        "fixed", "configured"
+    )
