@@ -1,13 +1,18 @@
-"""Layer 2 entry point: the adapter for the parser that ran."""
+"""Layer 2 entry point: the adapter for the parser that ran, then the shared IR repairs."""
 
 from __future__ import annotations
 
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.errors import ConfigurationError
+from rag_assets.normalize.repairs import repair_document
 from rag_assets.parsers.base import ParsedDocument
 
 
 def to_ir(parsed: ParsedDocument, *, doc_id: str, source_sha256: str) -> StandardizedDocument:
+    return repair_document(_adapt(parsed, doc_id=doc_id, source_sha256=source_sha256))
+
+
+def _adapt(parsed: ParsedDocument, *, doc_id: str, source_sha256: str) -> StandardizedDocument:
     if parsed.parser == "docling":
         from rag_assets.normalize.docling_adapter import docling_to_ir
 
@@ -16,4 +21,12 @@ def to_ir(parsed: ParsedDocument, *, doc_id: str, source_sha256: str) -> Standar
         from rag_assets.normalize.pymupdf_adapter import pymupdf_to_ir
 
         return pymupdf_to_ir(parsed, doc_id=doc_id, source_sha256=source_sha256)
+    if parsed.parser == "unstructured":
+        from rag_assets.normalize.unstructured_adapter import unstructured_to_ir
+
+        return unstructured_to_ir(parsed, doc_id=doc_id, source_sha256=source_sha256)
+    if parsed.parser == "plaintext":
+        from rag_assets.normalize.plaintext_adapter import plaintext_to_ir
+
+        return plaintext_to_ir(parsed, doc_id=doc_id, source_sha256=source_sha256)
     raise ConfigurationError(f"no adapter for parser {parsed.parser!r}")

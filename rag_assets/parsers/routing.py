@@ -8,7 +8,7 @@ from pathlib import Path
 from rag_assets.errors import ConfigurationError
 from rag_assets.parsers.base import ParsedDocument
 
-PARSERS = ("auto", "docling", "pymupdf")
+PARSERS = ("auto", "docling", "pymupdf", "unstructured", "plaintext")
 
 
 @dataclass(frozen=True)
@@ -30,12 +30,21 @@ class ParserRouter:
         if self.requested not in PARSERS:
             raise ConfigurationError(f"unknown parser {self.requested!r}; choose one of {PARSERS}")
 
-    def _parser(self, name: str):
+    def parser_for(self, name: str):
+        """The parser object called `name`, built on first use."""
         if name not in self._instances:
             if name == "docling":
                 from rag_assets.parsers.docling import DoclingParser
 
                 self._instances[name] = DoclingParser(artifacts_path=self.docling_artifacts_path)
+            elif name == "unstructured":
+                from rag_assets.parsers.unstructured import UnstructuredParser
+
+                self._instances[name] = UnstructuredParser()
+            elif name == "plaintext":
+                from rag_assets.parsers.plaintext import PlainTextParser
+
+                self._instances[name] = PlainTextParser()
             else:
                 from rag_assets.parsers.pymupdf import PyMuPDFParser
 
@@ -43,11 +52,17 @@ class ParserRouter:
         return self._instances[name]
 
     def choose(self, file_format: str) -> ParserChoice:
+        if self.requested == "unstructured":
+            return ParserChoice("unstructured", f"{file_format}: Unstructured requested")
+        if self.requested == "plaintext" or (self.requested == "auto" and file_format == "txt"):
+            if file_format != "txt":
+                raise ConfigurationError(f"parser 'plaintext' reads .txt only, not {file_format}")
+            return ParserChoice("plaintext", "txt: read as plain text, line breaks kept")
         if file_format != "pdf":
             if self.requested == "pymupdf":
                 raise ConfigurationError(f"parser 'pymupdf' reads PDF only, not {file_format}")
             return ParserChoice("docling", f"{file_format}: Docling's model-free pipeline")
-        available, why_not = self._parser("docling").pdf_models_available()
+        available, why_not = self.parser_for("docling").pdf_models_available()
         if self.requested == "docling":
             if not available:
                 raise ConfigurationError(f"parser 'docling' was requested for PDF but {why_not}")
@@ -64,4 +79,4 @@ class ParserRouter:
 
     def parse(self, path: Path, file_format: str) -> tuple[ParsedDocument, ParserChoice]:
         choice = self.choose(file_format)
-        return self._parser(choice.parser).parse(path, file_format), choice
+        return self.parser_for(choice.parser).parse(path, file_format), choice

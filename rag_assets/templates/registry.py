@@ -20,8 +20,10 @@ from pydantic import ValidationError
 
 from rag_assets.errors import ConfigurationError
 from rag_assets.templates.base import ChunkTemplate, TemplateOptions
+from rag_assets.templates.clauses import ClausesTemplate
 from rag_assets.templates.fixed import FixedTemplate
 from rag_assets.templates.semantic import SemanticTemplate
+from rag_assets.templates.spec import SpecTemplate
 
 ENTRY_POINT_GROUP = "rag_assets.templates"
 
@@ -94,5 +96,5 @@ def _load_entry_points() -> None:
             _broken[entry_point.name] = f"{entry_point.value}: {type(error).__name__}: {error}"
 
 
-register_template(SemanticTemplate.name, SemanticTemplate)
-register_template(FixedTemplate.name, FixedTemplate)
+for _builtin in (SemanticTemplate, FixedTemplate, ClausesTemplate, SpecTemplate):
+    register_template(_builtin.name, _builtin)

@@ -6,14 +6,11 @@ import re
 from dataclasses import dataclass
 
 from rag_assets.contracts.ir import StandardizedDocument
+from rag_assets.templates.numbering import marker_at
 from rag_assets.templates.registry import available_templates
 
 # 問 A1： / **問：…** / Q1 at a line start: the markers of Q&A papers and FAQs.
 _QA_MARKER = re.compile(r"^\s*(?:\*\*)?(?:問\s*[A-Z]?\d*\s*[：︰:]|Q\d+[\s.:：])", re.MULTILINE)
-# 第三十九条 / Article 5 starting a line: clauses of statutes and contracts.
-_CLAUSE_MARKER = re.compile(
-    r"^\s*(?:#+\s*)?(?:第[一二三四五六七八九十百千零〇两\d]+条|Article\s+\d+\s*$)", re.MULTILINE
-)
 # 7.4.1 Title: a numbered section heading.
 _NUMBERED_HEADING = re.compile(r"^#+\s+\d+(?:\.\d+)+\s+\S")
 
@@ -33,7 +30,12 @@ def _auto(doc: StandardizedDocument) -> TemplateChoice:
     qa = len(_QA_MARKER.findall(doc.markdown))
     if qa >= QA_MIN_MARKERS:
         return TemplateChoice("qa_pairs", f"auto: {qa} question markers (問/答, Q<n>)")
-    clauses = len(_CLAUSE_MARKER.findall(doc.markdown))
+    # 第三十九条 / Article 5 starting a line: clauses of statutes and contracts.
+    clauses = sum(
+        1
+        for line in doc.markdown.splitlines()
+        if (marker := marker_at(line.lstrip("# "), 0)) and marker.kind == "article"
+    )
     if clauses >= CLAUSE_MIN_MARKERS:
         return TemplateChoice("clauses", f"auto: {clauses} clause markers (第X条, Article N)")
     tables = sum(1 for e in doc.elements if e.type == "table")

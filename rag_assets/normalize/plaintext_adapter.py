@@ -1,0 +1,37 @@
+"""Plain text -> IR: one paragraph per block between blank lines, its line breaks kept.
+
+Line starts carry structure in extracted text (`Article 5`, `第三条`, `(1)`), so
+lines are not joined; the IR repairs and templates read them as they are.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
+from rag_assets.normalize.markdown import assemble_markdown
+from rag_assets.parsers.base import ParsedDocument
+
+_BLANK_LINES = re.compile(r"\n\s*\n")
+
+
+def plaintext_to_ir(
+    parsed: ParsedDocument, *, doc_id: str, source_sha256: str
+) -> StandardizedDocument:
+    text = parsed.native["text"].replace("\r\n", "\n").replace("\r", "\n")
+    blocks = [
+        "\n".join(line.rstrip() for line in block.strip("\n").splitlines())
+        for block in _BLANK_LINES.split(text)
+    ]
+    elements = [DocumentElement(type="paragraph", text=block) for block in blocks if block.strip()]
+    markdown, placed = assemble_markdown(elements)
+    return StandardizedDocument(
+        doc_id=doc_id,
+        source_path=parsed.source_path,
+        source_sha256=source_sha256,
+        parser=parsed.parser,
+        parser_version=parsed.parser_version,
+        page_count=None,
+        markdown=markdown,
+        elements=placed,
+    )

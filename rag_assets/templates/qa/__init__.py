@@ -1,0 +1,1 @@
+"""Helpers of the `qa_pairs` template: line markers, text segments, document structure."""

@@ -1,0 +1,212 @@
+"""`qa_pairs`: legislative briefing papers and FAQs, one chunk per question and its answer.
+
+What the text shows decides the structure (see qa/structure.py): 問 A1： / 答 A1： pairs,
+Q1 questions, MkDocs `??? question` admonitions, and in an "Others" part questions without
+markers; speaking-note bullets (發言要點); narrative sections in between.
+
+Chunks:
+- a pair: the question, then its answer (tables, follow-ups and, by option, internal notes
+  kept). An answer over `max_tokens` is cut as `semantic` cuts a section, the question
+  repeated at the top of every piece. Every piece cites the question's page and offsets
+  first, so `page_start` is where the question starts.
+- a speaking-note bullet, with its nested bullets: its topic line, then the bullet.
+- a narrative section: its heading line, then its content, packed as `semantic` packs.
+`headings` are [part, topic] lines as found in the text (`headings_from_text`); page
+furniture (E-2, the date line, (E)) is skipped, also where it survives inside a paragraph.
+
+Metadata: every chunk has `section_type` (qa | narrative | speaking_notes),
+`section_heading`, `source_page_range` ([first, last] page of the whole pair or section;
+None without pages) and `contains_internal_note`; a pair's chunks add `question_id`
+(as written, else the topic letter or "O" in Others or "Q", then the position),
+`question_index` (from 0 in the document), `question_text` and `answer_contains_table`
+(this chunk's part of the answer holds a table); other chunks add `contains_table`.
+
+A document without questions or speaking notes is chunked by `semantic`, rows still
+named `qa_pairs` (so ids stay sha256(doc, "qa_pairs", index, text) and the template
+version marks them stale) and marked `template_fallback` in their metadata.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from rag_assets.contracts.chunk import ChunkRow, ChunkType
+from rag_assets.contracts.ir import StandardizedDocument
+from rag_assets.templates.base import ElementSpan, TemplateOptions, header_path_for
+from rag_assets.templates.qa.segments import (
+    Segment,
+    blocks,
+    drop_internal_notes,
+    has_internal_note,
+)
+from rag_assets.templates.qa.structure import Bullet, Narrative, Pair, Unit, read_units
+from rag_assets.templates.semantic import BLOCK_SEPARATOR, SemanticTemplate, _Piece, _render
+from rag_assets.templates.tokens import TokenCounter
+
+FALLBACK_NOTE = "semantic: no Q&A markers found"
+
+
+class QAPairsOptions(TemplateOptions):
+    # Internal notes ([內部參考…], [內部補充資料…]) are briefing material for officials;
+    # "drop" keeps them out of the index.
+    internal_notes: Literal["keep", "drop"] = "keep"
+
+
+class QAPairsTemplate(SemanticTemplate):
+    """Semantic's packing for the pieces it formats, and semantic itself as the fallback.
+
+    A subclass for semantic's `_pieces` and `_pack`: methods here must not take the name
+    of one of semantic's.
+    """
+
+    name = "qa_pairs"
+    version = "1"
+    headings_from_text = True
+    options_class = QAPairsOptions
+    options: QAPairsOptions
+
+    def __init__(self, options: TemplateOptions | None = None) -> None:
+        # Plain TemplateOptions (sizes only) take this template's defaults for the rest.
+        given = (options or QAPairsOptions()).model_dump()
+        super().__init__(QAPairsOptions.model_validate(given))
+
+    def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]:
+        units = read_units(doc)
+        if not any(isinstance(unit, Pair | Bullet) for unit in units):
+            return [
+                row.model_copy(
+                    update={"metadata": {**row.metadata, "template_fallback": FALLBACK_NOTE}}
+                )
+                for row in super().chunk(doc, counter)
+            ]
+        rows: list[ChunkRow] = []
+        for unit in units:
+            rows.extend(self._unit_rows(doc, unit, counter, len(rows)))
+        return rows
+
+    def _unit_rows(
+        self, doc: StandardizedDocument, unit: Unit, counter: TokenCounter, first_index: int
+    ) -> list[ChunkRow]:
+        if isinstance(unit, Pair):
+            return self._pair_rows(doc, unit, counter, first_index)
+        return self._text_rows(doc, unit, counter, first_index)
+
+    def _pair_rows(
+        self, doc: StandardizedDocument, pair: Pair, counter: TokenCounter, first_index: int
+    ) -> list[ChunkRow]:
+        question = blocks(pair.question)
+        line = BLOCK_SEPARATOR.join(block.text for block in question)
+        question_spans = [ElementSpan(block, 0, len(block.text)) for block in question]
+        rows = []
+        for run in self._packed(line, self._visible(pair.answer), counter):
+            text = _render(line, run)
+            metadata = {
+                "section_type": "qa",
+                "section_heading": _section_heading(pair.headings),
+                "question_id": pair.question_id,
+                "question_index": pair.index,
+                "question_text": pair.question_text,
+                "answer_contains_table": _has_table(run),
+                "contains_internal_note": has_internal_note(text),
+                "source_page_range": _page_range(doc, [*pair.question, *pair.answer]),
+            }
+            rows.append(
+                self.make_row(
+                    doc,
+                    first_index + len(rows),
+                    text,
+                    counter,
+                    # The question leads every piece's spans: its page is the pair's page.
+                    question_spans + _spans(run),
+                    header_path=header_path_for(pair.headings[:-1]),
+                    headings=pair.headings,
+                    chunk_type="qa",
+                    logical_unit=pair.question_id,
+                    metadata=metadata,
+                )
+            )
+        return rows
+
+    def _text_rows(
+        self,
+        doc: StandardizedDocument,
+        unit: Bullet | Narrative,
+        counter: TokenCounter,
+        first_index: int,
+    ) -> list[ChunkRow]:
+        """A bullet beneath its topic line, or a narrative section beneath its heading line."""
+        if isinstance(unit, Bullet):
+            line, lead, label, section_type = unit.headings[-1], [], None, "speaking_notes"
+        else:
+            heading = unit.heading
+            line = heading.title if heading else ""
+            lead = [heading.segment] if heading else []
+            label, section_type = (heading.label if heading else None), "narrative"
+        rows = []
+        for run in self._packed(line, self._visible(unit.segments), counter):
+            spans = _spans(run)
+            if not rows:  # only the first chunk covers the heading's own place
+                spans = [ElementSpan(block, 0, len(block.text)) for block in blocks(lead)] + spans
+            single_table = _has_table(run) and len({piece.index for piece in run}) == 1
+            chunk_type: ChunkType = "table" if single_table else "text"
+            text = _render(line, run)
+            metadata = {
+                "section_type": section_type,
+                "section_heading": _section_heading(unit.headings),
+                "contains_table": _has_table(run),
+                "contains_internal_note": has_internal_note(text),
+                "source_page_range": _page_range(doc, [*lead, *unit.segments]),
+            }
+            rows.append(
+                self.make_row(
+                    doc,
+                    first_index + len(rows),
+                    text,
+                    counter,
+                    spans,
+                    header_path=header_path_for(unit.headings[:-1]),
+                    headings=unit.headings,
+                    chunk_type=chunk_type,
+                    logical_unit=label,
+                    metadata=metadata,
+                )
+            )
+        return rows
+
+    def _visible(self, segments: list[Segment]) -> list[Segment]:
+        if self.options.internal_notes == "drop":
+            return drop_internal_notes(segments)
+        return segments
+
+    def _packed(
+        self, line: str, segments: list[Segment], counter: TokenCounter
+    ) -> list[list[_Piece]]:
+        """Runs of pieces within the limit beneath `line`; one empty run for no content."""
+        pieces = [
+            piece
+            for index, block in enumerate(blocks(segments))
+            for piece in self._pieces(index, block, line, counter)
+        ]
+        return self._pack(pieces, line, counter) if pieces else [[]]
+
+
+def _spans(run: list[_Piece]) -> list[ElementSpan]:
+    return [ElementSpan(piece.element, piece.start, piece.end) for piece in run]
+
+
+def _has_table(run: list[_Piece]) -> bool:
+    return any(piece.element.type == "table" for piece in run)
+
+
+def _section_heading(headings: list[str]) -> str | None:
+    return headings[-1] if headings else None
+
+
+def _page_range(doc: StandardizedDocument, segments: list[Segment]) -> list[int] | None:
+    """[first, last] page the unit covers; None for formats without pages."""
+    if doc.page_count is None or not segments:
+        return None
+    return [
+        min(segment.element.page_start for segment in segments),
+        max(segment.element.page_end for segment in segments),
+    ]
