@@ -17,6 +17,7 @@ from rag_assets.contracts.chunk import ChunkRow, chunk_id_for
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
 from rag_assets.contracts.tabular import to_arrow, to_records
 from rag_assets.normalize.markdown import assemble_markdown
+from rag_assets.parsers.base import ParsedDocument
 from rag_assets.quality.chunks import (
     check_header_paths,
     check_ids_unique_and_deterministic,
@@ -92,12 +93,8 @@ def test_chinese_markers_with_every_colon_and_spacing() -> None:
             ("paragraph", "問 A1：容量是否足夠？", None, 1),
             ("paragraph", "答 A1：足夠。", None, 1),
             ("paragraph", "問A2︰何時完成？ 答A2︰明年完成。", None, 1),  # one paragraph
-            (
-                "paragraph",
-                "問 A3:費用多少？\n答 A3: 二十億元。",
-                None,
-                1,
-            ),  # one paragraph, two lines
+            # One paragraph, two lines.
+            ("paragraph", "問 A3:費用多少？\n答 A3: 二十億元。", None, 1),
             ("paragraph", "問 ：誰負責？", None, 2),  # no id: numbered after A1-A3
             ("paragraph", "答 ︰渠務署。", None, 2),
         ]
@@ -469,14 +466,22 @@ def test_options() -> None:
 
 
 @pytest.fixture(scope="module")
-def legco(tmp_path_factory: pytest.TempPathFactory) -> StandardizedDocument:
-    from rag_assets.normalize.pymupdf_adapter import pymupdf_to_ir
+def legco_parsed(tmp_path_factory: pytest.TempPathFactory) -> ParsedDocument:
     from rag_assets.parsers.pymupdf import PyMuPDFParser
 
     path = tmp_path_factory.mktemp("legco") / "paper.pdf"
     paper.build_legco_paper(path)
-    parsed = PyMuPDFParser(ocr=False).parse(path)
-    return pymupdf_to_ir(parsed, doc_id="legco-paper", source_sha256="0" * 64)
+    return PyMuPDFParser(ocr=False).parse(path)
+
+
+# The adapter's own IR, and the IR the pipeline chunks: the adapter's after the shared repairs.
+@pytest.fixture(scope="module", params=["adapter", "repaired"])
+def legco(request: pytest.FixtureRequest, legco_parsed: ParsedDocument) -> StandardizedDocument:
+    from rag_assets.normalize.adapt import to_ir
+    from rag_assets.normalize.pymupdf_adapter import pymupdf_to_ir
+
+    adapt = pymupdf_to_ir if request.param == "adapter" else to_ir
+    return adapt(legco_parsed, doc_id="legco-paper", source_sha256="0" * 64)
 
 
 def test_legco_paper_structure(legco: StandardizedDocument) -> None:

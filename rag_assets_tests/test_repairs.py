@@ -130,6 +130,11 @@ def test_without_a_title_7_is_level_1_and_7_4_1_level_3() -> None:
     )
     assert [e.level for e in out] == [1, 2, 3, 2]
     assert changed == 2  # 7.4 and 7.5 were at level 2 already
+    # A page of sections 7.4 ... with no bare 7: depth still decides.
+    out, _ = recover_heading_levels(
+        [heading("7.4 Sizes", 1), heading("7.4.1 Lanes", 1), heading("7.5 Signs", 1)]
+    )
+    assert [e.level for e in out] == [2, 3, 2]
 
 
 def test_cjk_chapter_section_article() -> None:
@@ -253,8 +258,7 @@ def paged_report() -> list[DocumentElement]:
             para(f"E-{page}", page, (500.0, 20.0, 530.0, 30.0)),
             para("2026-05-15", page, (72.0, 34.0, 140.0, 44.0)),
             para(f"Body of page {word}.", page),
-            para("2026-05-16", page, (72.0, 720.0, 140.0, 730.0)),  # a date in the body
-            para(f"Closing words {word}.", page, (72.0, 740.0, 520.0, 760.0)),
+            para("2026-05-16", page, (72.0, 720.0, 140.0, 730.0)),  # signed: far from the footer
             para("ACME Confidential", page, (72.0, 800.0, 200.0, 810.0)),
             para(f"- {page} -", page, (280.0, 815.0, 310.0, 825.0)),
         ]
@@ -269,7 +273,6 @@ def test_page_labels_dates_and_repeated_lines_become_furniture() -> None:
         ("page_header", "2026-05-15"),
         ("paragraph", "Body of page two."),
         ("paragraph", "2026-05-16"),
-        ("paragraph", "Closing words two."),
         ("page_footer", "ACME Confidential"),
         ("page_footer", "- 2 -"),
     ]

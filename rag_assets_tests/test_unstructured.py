@@ -418,14 +418,17 @@ def test_hi_res_without_models_falls_back_to_fast_with_note(small_pdf):
 # --- adapter details on hand-made element lists --------------------------------------------------
 
 
-def _parsed(elements: list[dict], **native) -> ParsedDocument:
+def _parsed(elements: list[dict], page_sizes: list[list[float]] | None = None) -> ParsedDocument:
+    native: dict = {"elements": elements}
+    if page_sizes:
+        native["page_sizes"] = page_sizes
     return ParsedDocument(
         parser="unstructured",
         parser_version="test",
         source_path="x.pdf",
         file_format="pdf",
-        page_count=native.get("page_sizes") and len(native["page_sizes"]),
-        native={"elements": elements, **native},
+        page_count=len(page_sizes) if page_sizes else None,
+        native=native,
     )
 
 

@@ -22,6 +22,7 @@ fi
 if .venv/bin/python -m pip show -q torchvision >/dev/null 2>&1; then
   "${PIP[@]}" uninstall -q -y torchvision
 fi
-.venv/bin/python -c "import FlagEmbedding, pymupdf.layout, pymilvus, docling, dagster"
+# SCARF_NO_ANALYTICS: importing unstructured otherwise reports usage over the network.
+SCARF_NO_ANALYTICS=true .venv/bin/python -c "import FlagEmbedding, pymupdf.layout, pymilvus, docling, dagster, unstructured"
 echo "$wanted" > "$stamp"
 echo "rag_assets: environment ready in .venv"

@@ -97,6 +97,7 @@ class QAPairsTemplate(SemanticTemplate):
         question = blocks(pair.question)
         line = BLOCK_SEPARATOR.join(block.text for block in question)
         question_spans = [ElementSpan(block, 0, len(block.text)) for block in question]
+        pages = _page_range(doc, [*pair.question, *pair.answer])
         rows = []
         for run in self._packed(line, self._visible(pair.answer), counter):
             text = _render(line, run)
@@ -108,7 +109,7 @@ class QAPairsTemplate(SemanticTemplate):
                 "question_text": pair.question_text,
                 "answer_contains_table": _has_table(run),
                 "contains_internal_note": has_internal_note(text),
-                "source_page_range": _page_range(doc, [*pair.question, *pair.answer]),
+                "source_page_range": list(pages) if pages else None,
             }
             rows.append(
                 self.make_row(
@@ -142,6 +143,7 @@ class QAPairsTemplate(SemanticTemplate):
             line = heading.title if heading else ""
             lead = [heading.segment] if heading else []
             label, section_type = (heading.label if heading else None), "narrative"
+        pages = _page_range(doc, [*lead, *unit.segments])
         rows = []
         for run in self._packed(line, self._visible(unit.segments), counter):
             spans = _spans(run)
@@ -155,7 +157,7 @@ class QAPairsTemplate(SemanticTemplate):
                 "section_heading": _section_heading(unit.headings),
                 "contains_table": _has_table(run),
                 "contains_internal_note": has_internal_note(text),
-                "source_page_range": _page_range(doc, [*lead, *unit.segments]),
+                "source_page_range": list(pages) if pages else None,
             }
             rows.append(
                 self.make_row(
@@ -202,11 +204,11 @@ def _section_heading(headings: list[str]) -> str | None:
     return headings[-1] if headings else None
 
 
-def _page_range(doc: StandardizedDocument, segments: list[Segment]) -> list[int] | None:
-    """[first, last] page the unit covers; None for formats without pages."""
+def _page_range(doc: StandardizedDocument, segments: list[Segment]) -> tuple[int, int] | None:
+    """(first, last) page the unit covers; None for formats without pages."""
     if doc.page_count is None or not segments:
         return None
-    return [
+    return (
         min(segment.element.page_start for segment in segments),
         max(segment.element.page_end for segment in segments),
-    ]
+    )
