@@ -5,9 +5,12 @@ import pytest
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
 from rag_assets.errors import ConfigurationError
 from rag_assets.normalize.markdown import assemble_markdown
+from rag_assets.parsers.routing import ParserRouter
+from rag_assets.parsing import parse_file
 from rag_assets.sources.collections import RuntimeChoices, load_collections, plan_document
 from rag_assets.templates.registry import build_template
 from rag_assets.templates.select import TemplateChoice, choose_template
+from rag_assets_tests.conftest import REPO_ROOT
 
 YAML = """
 defaults:
@@ -107,3 +110,28 @@ def test_auto_reads_the_text():
     assert choose_template(_doc("問 A1：x", "問 A2：y"), "fixed") == TemplateChoice(
         "fixed", "configured"
     )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("relative", "expected"),
+    [
+        ("qa/ms_vsdocs_zhtw_unit-test-basics.md", "qa_pairs"),
+        ("qa/docling_faq.md", "qa_pairs"),
+        ("legal/劳动合同法(2012-12-28).md", "clauses"),
+        ("legal/gdpr_eurlex_pdf_extracted.txt", "clauses"),
+        ("md/docling_deployment.md", "semantic"),
+        ("html/wiki_duck.html", "semantic"),
+    ],
+)
+def test_auto_picks_the_template_real_documents_need(shared_fixtures, relative, expected):
+    result = parse_file(shared_fixtures / relative, ParserRouter())
+    assert choose_template(result.document, "auto").template == expected
+
+
+@pytest.mark.slow
+def test_auto_picks_spec_for_the_sample_specification():
+    result = parse_file(REPO_ROOT / "examples/corpus/host-controller-spec.pdf", ParserRouter())
+    assert choose_template(result.document, "auto").template == "spec"
+    guide = parse_file(REPO_ROOT / "examples/corpus/operator-guide.md", ParserRouter())
+    assert choose_template(guide.document, "auto").template == "semantic"

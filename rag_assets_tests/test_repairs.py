@@ -258,10 +258,11 @@ def paged_report() -> list[DocumentElement]:
             para(f"E-{page}", page, (500.0, 20.0, 530.0, 30.0)),
             para("2026-05-15", page, (72.0, 34.0, 140.0, 44.0)),
             para(f"Body of page {word}.", page),
-            para("2026-05-16", page, (72.0, 720.0, 140.0, 730.0)),  # signed: far from the footer
             para("ACME Confidential", page, (72.0, 800.0, 200.0, 810.0)),
             para(f"- {page} -", page, (280.0, 815.0, 310.0, 825.0)),
         ]
+    # A signed letter's date: the page's last body line, but far from the footer.
+    elements.insert(8, para("2026-05-16", 2, (72.0, 720.0, 140.0, 730.0)))
     return elements
 
 

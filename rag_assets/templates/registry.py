@@ -22,6 +22,7 @@ from rag_assets.errors import ConfigurationError
 from rag_assets.templates.base import ChunkTemplate, TemplateOptions
 from rag_assets.templates.clauses import ClausesTemplate
 from rag_assets.templates.fixed import FixedTemplate
+from rag_assets.templates.qa_pairs import QAPairsTemplate
 from rag_assets.templates.semantic import SemanticTemplate
 from rag_assets.templates.spec import SpecTemplate
 
@@ -96,5 +97,5 @@ def _load_entry_points() -> None:
             _broken[entry_point.name] = f"{entry_point.value}: {type(error).__name__}: {error}"
 
 
-for _builtin in (SemanticTemplate, FixedTemplate, ClausesTemplate, SpecTemplate):
+for _builtin in (SemanticTemplate, FixedTemplate, QAPairsTemplate, ClausesTemplate, SpecTemplate):
     register_template(_builtin.name, _builtin)

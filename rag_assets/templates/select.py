@@ -7,10 +7,9 @@ from dataclasses import dataclass
 
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.templates.numbering import marker_at
+from rag_assets.templates.qa.markers import question_start
 from rag_assets.templates.registry import available_templates
 
-# 問 A1： / **問：…** / Q1 at a line start: the markers of Q&A papers and FAQs.
-_QA_MARKER = re.compile(r"^\s*(?:\*\*)?(?:問\s*[A-Z]?\d*\s*[：︰:]|Q\d+[\s.:：])", re.MULTILINE)
 # 7.4.1 Title: a numbered section heading.
 _NUMBERED_HEADING = re.compile(r"^#+\s+\d+(?:\.\d+)+\s+\S")
 
@@ -27,9 +26,10 @@ class TemplateChoice:
 
 
 def _auto(doc: StandardizedDocument) -> TemplateChoice:
-    qa = len(_QA_MARKER.findall(doc.markdown))
+    # 問 A1： / **問：…** / Q1 / ??? question "…" at a line start: Q&A papers and FAQs.
+    qa = sum(1 for line in doc.markdown.splitlines() if question_start(line))
     if qa >= QA_MIN_MARKERS:
-        return TemplateChoice("qa_pairs", f"auto: {qa} question markers (問/答, Q<n>)")
+        return TemplateChoice("qa_pairs", f"auto: {qa} question markers (問, Q<n>, ??? question)")
     # 第三十九条 / Article 5 starting a line: clauses of statutes and contracts.
     clauses = sum(
         1
