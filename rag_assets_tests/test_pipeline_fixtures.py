@@ -74,3 +74,22 @@ def test_fenced_comment_lines_never_become_headings(ingested, shared_fixtures):
     assert all(comment in body for comment in comments), (
         "fenced comments must stay in the chunk text"
     )
+
+
+AUTO_FIXTURES = {
+    "qa/ms_vsdocs_zhtw_unit-test-basics.md": "qa_pairs",
+    "legal/劳动合同法(2012-12-28).md": "clauses",
+    "legal/gdpr_eurlex_pdf_extracted.txt": "clauses",
+}
+
+
+def test_auto_templates_pass_every_check_in_the_graph(shared_fixtures, tmp_path):
+    settings = Settings(data_dir=tmp_path, template="auto")
+    outcomes = ingest(settings, [shared_fixtures / f for f in AUTO_FIXTURES], instance=DagsterInstance.ephemeral())
+    for outcome, expected in zip(outcomes, AUTO_FIXTURES.values(), strict=True):
+        assert outcome.success and outcome.checks_passed == 7, outcome.summary()
+        assert outcome.template.startswith(expected), outcome.summary()
+    statute = read_chunks(settings, "劳动合同法(2012-12-28).md")
+    assert len({c.logical_unit for c in statute if c.chunk_type == "clause"}) == 98
+    faq = read_chunks(settings, "ms_vsdocs_zhtw_unit-test-basics.md")
+    assert len({c.metadata["question_index"] for c in faq if c.chunk_type == "qa"}) == 6

@@ -245,6 +245,13 @@ def test_levels_that_agree_with_numbering_are_left_alone() -> None:
     assert recover_heading_levels(one_style) == (one_style, 0)
     unnumbered = [heading("Deployment", 1), heading("Running it", 2)]
     assert recover_heading_levels(unnumbered) == (unnumbered, 0)
+    # A lone line that looks numbered ("3.11." from a date) is no numbering pattern.
+    stray = [
+        heading("(1) Scope", 1),
+        heading("3.11. declared a pandemic", 1),
+        heading("(2) Cost", 1),
+    ]
+    assert recover_heading_levels(stray) == (stray, 0)
 
 
 # --- page furniture -------------------------------------------------------------------------
@@ -296,7 +303,23 @@ def test_what_is_not_furniture() -> None:
         para("Bottom.", 1, (72.0, 800.0, 520.0, 810.0)),
     ]
     no_layout = [para("E-2", 1, None), para("Body.", 1, None)]
-    for elements in (lone_date, chapter_number, mid_page_number, no_layout):
+    # A chapter number (or a section badge) just above the body, below the page margin.
+    below_margin = [
+        para("1", 1, (500.0, 93.0, 522.0, 130.0)),
+        para("Body.", 1, (72.0, 150.0, 520.0, 700.0)),
+        DocumentElement(type="page_footer", text="Guide", bbox=(72.0, 790.0, 200.0, 800.0)),
+    ]
+    # Section badges that happen to repeat: "2" atop page 2's section, "4" atop page 4's.
+    badges = [
+        el
+        for page in (2, 4)
+        for el in (
+            para(str(page), page, (73.0, 94.0, 81.0, 108.0)),
+            heading(f"Section {page}", 1, page, (99.0, 95.0, 235.0, 108.0)),
+            para(f"Body {'x' * page}.", page, (72.0, 150.0, 520.0, 825.0)),
+        )
+    ]
+    for elements in (lone_date, chapter_number, mid_page_number, no_layout, below_margin, badges):
         assert retype_furniture(elements) == (elements, 0)
 
 

@@ -2,8 +2,9 @@
 
 A line is furniture when it sits at the very top or bottom of its page (no body element of the
 page entirely above it, or none entirely below) and either repeats at the same height on many
-pages, or is a page label (`E-2`, `- 3 -`, `Page 3 of 10`, `3`), or is a date line right under
-(or above) other furniture. Elements are retyped, never deleted: their text stays in the IR.
+pages or, inside the page margin, is a page label (`E-2`, `- 3 -`, `Page 3 of 10`, `3`) or a
+date line right under (or above) other furniture. Elements are retyped, never deleted: their
+text stays in the IR.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ _SAME_HEIGHT_PT = 8.0
 _EDGE_TOLERANCE_PT = 1.0
 # A date line belongs to the label or header it sits right under (or above, in a footer).
 _NEXT_LINE_PT = 18.0
+# Labels and dates sit in the page margins: the outer tenth of the page, top or bottom (a
+# chapter number or a section badge just above the body is not a page number).
+_MARGIN = 0.1
 _ATX_MARKER = re.compile(r"^\s*#{1,6}\s+")
 
 _PAGE_LABEL = re.compile(
@@ -54,7 +58,7 @@ def retype_furniture(elements: list[DocumentElement]) -> tuple[list[DocumentElem
     if not boxes:
         return elements, 0  # no layout (Markdown, HTML, DOCX): no pages to repeat on
     pages = max(elements[i].page_start for i in boxes)
-    middle = max(box[3] for box in boxes.values()) / 2
+    height = max(box[3] for box in boxes.values())  # the lowest box: about the page height
     needed = max(2, math.ceil(_REPEAT_SHARE * pages))
     repeated = {i for i, count in _repeat_pages(elements, boxes).items() if count >= needed}
     kinds: dict[int, ElementType] = {
@@ -65,8 +69,11 @@ def retype_furniture(elements: list[DocumentElement]) -> tuple[list[DocumentElem
     while True:
         found: dict[int, ElementType] = {}
         for i in _edge_candidates(elements, boxes, kinds):
-            side: ElementType = "page_header" if _centre(boxes[i]) < middle else "page_footer"
-            if i in repeated or _is_label(elements, boxes, i, side, kinds):
+            side: ElementType = "page_header" if _centre(boxes[i]) < height / 2 else "page_footer"
+            in_margin = boxes[i][3] <= _MARGIN * height or boxes[i][1] >= (1 - _MARGIN) * height
+            # Bare numbers and dates repeat by chance (section badges), running words do not.
+            runs = i in repeated and (in_margin or _has_words(elements[i].text))
+            if runs or (in_margin and _is_label(elements, boxes, i, side, kinds)):
                 found[i] = side
         if not found:
             break
@@ -86,9 +93,17 @@ def _plain(text: str) -> str:
     return _ATX_MARKER.sub("", text, count=1)
 
 
+def _words(text: str) -> str:
+    return " ".join(_plain(text).split()).casefold()
+
+
 def _shape(text: str) -> str:
     """Text with digits masked and headings' `#` dropped: "Page 3" and "Page 4" repeat."""
-    return re.sub(r"\d+", "#", " ".join(_plain(text).split()).casefold())
+    return re.sub(r"\d+", "#", _words(text))
+
+
+def _has_words(text: str) -> bool:
+    return any(ch.isalpha() for ch in _plain(text))
 
 
 def _centre(box: BBox) -> float:
@@ -96,19 +111,23 @@ def _centre(box: BBox) -> float:
 
 
 def _repeat_pages(elements: list[DocumentElement], boxes: dict[int, BBox]) -> dict[int, int]:
-    """For each short boxed line: on how many pages the same line sits at the same height."""
+    """For each short boxed line: on how many pages the same line sits at the same height.
+
+    Digits may differ ("Page 3", "Page 4") except in headings: "Chapter 2" and "Chapter 4"
+    opening their pages at the same height are two chapters, not a running header.
+    """
     by_shape: dict[str, list[int]] = defaultdict(list)
     for i in boxes:
         if len(elements[i].text) <= _MAX_LINE_CHARS:
             by_shape[_shape(elements[i].text)].append(i)
+
+    def same_line(i: int, j: int) -> bool:
+        if abs(_centre(boxes[i]) - _centre(boxes[j])) > _SAME_HEIGHT_PT:
+            return False
+        return elements[i].type != "heading" or _words(elements[i].text) == _words(elements[j].text)
+
     return {
-        i: len(
-            {
-                elements[j].page_start
-                for j in group
-                if abs(_centre(boxes[i]) - _centre(boxes[j])) <= _SAME_HEIGHT_PT
-            }
-        )
+        i: len({elements[j].page_start for j in group if same_line(i, j)})
         for group in by_shape.values()
         for i in group
     }

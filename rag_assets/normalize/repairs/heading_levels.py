@@ -14,7 +14,7 @@ at its level, as the title it lost; elsewhere one level below the heading they f
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from functools import cmp_to_key
 
 from rag_assets.contracts.ir import DocumentElement
@@ -28,6 +28,7 @@ from rag_assets.normalize.repairs.numbering import (
 
 _ATX_MARKER = re.compile(r"^\s*#{1,6}(?=\s|$)\s*")
 _MAX_LEVEL = 6
+_MIN_FAMILY_SIZE = 2
 _TOP_MATTER = re.compile(
     r"^(?:abstract|acknowledge?ments?|appendix(?:es)?\b.*|annex\b.*|bibliography|"
     r"(?:table of )?contents|foreword|glossary|index|notices|preface|references|"
@@ -44,6 +45,9 @@ def recover_heading_levels(elements: list[DocumentElement]) -> tuple[list[Docume
     titles = {i: _title(elements[i]) for i in headings}
     numbered = {i: n for i in headings if (n := numbering(titles[i])) is not None}
     numbered |= _trailing_numbers(headings, titles, numbered)
+    # One heading of a family is no pattern: a stray "3.11." line may only look numbered.
+    sizes = Counter(n.family for n in numbered.values())
+    numbered = {i: n for i, n in numbered.items() if sizes[n.family] >= _MIN_FAMILY_SIZE}
     if not numbered:
         return elements, 0
     tiers = _tiers([numbered[i] for i in headings if i in numbered])
