@@ -56,7 +56,13 @@ def para(text: str, page: int = 1, bbox: BBox | None = BODY_BOX) -> DocumentElem
     return DocumentElement(type="paragraph", text=text, page_start=page, page_end=page, bbox=bbox)
 
 
-def table(rows: list[list[str]], page: int, header_rows: int = 1, **kw: object) -> DocumentElement:
+def table(
+    rows: list[list[str]],
+    page: int,
+    header_rows: int = 1,
+    caption: str | None = None,
+    bbox: BBox = (72.0, 400.0, 520.0, 780.0),
+) -> DocumentElement:
     data = TableData(
         num_rows=len(rows),
         num_cols=len(rows[0]),
@@ -66,16 +72,15 @@ def table(rows: list[list[str]], page: int, header_rows: int = 1, **kw: object) 
             for c, text in enumerate(row)
         ],
         header_rows=header_rows,
-        caption=kw.get("caption"),  # type: ignore[arg-type]
+        caption=caption,
     )
-    bbox = kw.get("bbox", (72.0, 400.0, 520.0, 780.0))
     return DocumentElement(
         type="table",
         text=table_to_markdown(data),
         page_start=page,
         page_end=page,
         bbox=bbox,
-        table=data,  # type: ignore[arg-type]
+        table=data,
     )
 
 
@@ -369,6 +374,15 @@ def test_table_continuing_with_repeated_header_is_one_table() -> None:
     assert joined.text == table_to_markdown(joined.table)
     assert joined.table.caption == "Table 2 Registers"
     assert joined.metadata["continued_on_pages"] == [2]
+
+
+def test_caption_below_the_first_part_names_the_table() -> None:
+    caption = DocumentElement(type="caption", text="Table 4 Registers", page_start=1, page_end=1)
+    continued = DocumentElement(type="caption", text="Table 4 (cont.)", page_start=2, page_end=2)
+    other = DocumentElement(type="caption", text="Table 5 Fields", page_start=2, page_end=2)
+    first, second = table([HEADER, *rows(0, 3)], 1), table(rows(3, 5), 2, header_rows=0)
+    assert merge_continued_tables([first, caption, continued, second])[1] == 1
+    assert merge_continued_tables([first, caption, other, second])[1] == 0
 
 
 def test_parts_whose_data_row_was_taken_for_a_header_chain_into_one() -> None:

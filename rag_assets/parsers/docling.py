@@ -5,7 +5,6 @@ Docling is imported inside methods: `docling.document_converter` alone takes ~6 
 
 from __future__ import annotations
 
-import re
 from importlib.metadata import version
 from io import BytesIO
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from rag_assets.errors import ConfigurationError, DocumentError
 from rag_assets.parsers.base import ParsedDocument
+from rag_assets.parsers.files import read_document_bytes, strip_front_matter
 
 if TYPE_CHECKING:
     from docling.datamodel.document import ConversionResult
@@ -27,12 +27,6 @@ LAYOUT_MODEL_FOLDER = "docling-project--docling-layout-heron"
 TABLE_MODEL_FOLDER = "docling-project--docling-models"
 OCR_MODEL_FOLDER = "RapidOcr"
 _DOWNLOAD_HINT = "docling-tools models download layout tableformer rapidocr -o <artifacts_path>"
-
-# YAML front matter opening a Markdown file is metadata; Docling would read it as a setext
-# heading over a paragraph, which would then sit in every header path.
-_FRONT_MATTER = re.compile(
-    rb"\A---\r?\n[A-Za-z_][\w.-]*[ \t]*:.*?\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL
-)
 
 
 class DoclingParser:
@@ -67,10 +61,10 @@ class DoclingParser:
             available, why_not = self.pdf_models_available()
             if not available:
                 raise ConfigurationError(f"cannot parse {path} with Docling: {why_not}")
-        data = _read(path, file_format)
+        data = read_document_bytes(path, file_format)
         notes: list[str] = []
         if file_format in ("md", "txt"):
-            data, notes = _strip_front_matter(data)
+            data, notes = strip_front_matter(data)
         result = self._convert(path, file_format, data)
         document = result.document
         return ParsedDocument(
@@ -130,24 +124,6 @@ class DoclingParser:
                 "image-only pages give no text"
             )
         return notes
-
-
-def _read(path: Path, file_format: str) -> bytes:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise DocumentError(f"{path} cannot be read: {exc.strerror or exc}") from exc
-    if not data:
-        raise DocumentError(f"{path} is empty (0 bytes): there is no {file_format.upper()} in it")
-    return data
-
-
-def _strip_front_matter(data: bytes) -> tuple[bytes, list[str]]:
-    front = _FRONT_MATTER.match(data)
-    if front is None:
-        return data, []
-    lines = front.group().count(b"\n")
-    return data[front.end() :], [f"YAML front matter ({lines} lines) left out"]
 
 
 def _failure(result: ConversionResult, file_format: str) -> str:

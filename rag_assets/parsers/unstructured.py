@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from rag_assets.errors import ConfigurationError, DocumentError
 from rag_assets.parsers.base import ParsedDocument
+from rag_assets.parsers.files import read_document_bytes
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -79,7 +80,7 @@ class UnstructuredParser:
             raise DocumentError(
                 f"{path}: Unstructured reads {sorted(_FORMATS)} here, not {file_format!r}"
             )
-        data = _read(path, file_format)
+        data = read_document_bytes(path, file_format)
         if file_format in _TEXT_FORMATS and b"\x00" in data:
             raise DocumentError(f"{path} is binary (it holds NUL bytes), not {file_format.upper()}")
         notes: list[str] = []
@@ -220,16 +221,6 @@ def _hub_offline() -> Iterator[None]:
         yield
     finally:
         constants.HF_HUB_OFFLINE = before
-
-
-def _read(path: Path, file_format: str) -> bytes:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise DocumentError(f"{path} cannot be read: {exc.strerror or exc}") from exc
-    if not data:
-        raise DocumentError(f"{path} is empty (0 bytes): there is no {file_format.upper()} in it")
-    return data
 
 
 def _pdf_page_sizes(path: Path) -> list[tuple[float, float]]:

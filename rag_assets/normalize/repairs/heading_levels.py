@@ -8,7 +8,7 @@ A document whose levels already agree with its numbering (DOCX styles, Markdown)
 
 Unnumbered headings: before the first numbered one (cover, contents, preface) and front/back
 matter (References, Appendix) at the top; right after a heading that is only a number ("1"),
-at its level, as the title it lost; elsewhere one level below the heading they follow.
+at its level, as the title it lost; elsewhere one level below the section they fall in.
 """
 
 from __future__ import annotations

@@ -60,8 +60,12 @@ def _merge(
         return None
     if not _same_column_band(first, second):
         return None
-    captions = [e.text for e in between if e.type == "caption"]
-    if not _captions_agree(head.caption, [*captions, *filter(None, [tail.caption])]):
+    # A caption left on the first page is the first part's own; one on the next page is the
+    # second part's, and must not name another table.
+    own = [e.text for e in between if e.type == "caption" and e.page_start == first.page_end]
+    later = [e.text for e in between if e.type == "caption" and e.page_start == second.page_start]
+    reference = head.caption or next(iter(own), None)
+    if not _captions_agree(reference, [*later, *filter(None, [tail.caption])]):
         return None
     skip = _repeated_header_rows(head, tail)
     if skip == 0 and tail.header_rows and not _reads_as_data(head, tail):

@@ -1,0 +1,55 @@
+"""Where the OpenAI-compatible endpoint is and how hard to lean on it.
+
+The API key is not a setting: only the NAME of the environment variable holding it
+is, so the key never lands in a settings repr, a config dump or asset metadata.
+"""
+
+from __future__ import annotations
+
+import os
+
+from pydantic import BaseModel, Field, model_validator
+
+
+def _env(name: str) -> str | None:
+    value = os.environ.get(name, "").strip()
+    return value or None
+
+
+class LLMSettings(BaseModel):
+    base_url: str | None = None  # e.g. http://127.0.0.1:8000/v1 (vLLM), http://localhost:11434/v1
+    api_key_env: str = "RAG_ASSETS_LLM_API_KEY"  # the variable's name, never its value
+    model: str | None = None  # chat model
+    vision_model: str | None = None  # defaults to `model`
+    timeout_s: float = Field(default=60, gt=0)  # per HTTP attempt
+    max_retries: int = Field(default=2, ge=0)  # the SDK's own retries, exponential backoff
+    max_concurrency: int = Field(default=4, ge=1)  # requests in flight per client
+    max_calls: int | None = Field(default=None, ge=0)  # budget per client; None = unlimited
+
+    @model_validator(mode="after")
+    def _default_vision_model(self) -> LLMSettings:
+        if self.vision_model is None:
+            self.vision_model = self.model
+        return self
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.base_url and self.model)
+
+    @property
+    def vision_enabled(self) -> bool:
+        return bool(self.base_url and self.vision_model)
+
+    @classmethod
+    def from_env(cls) -> LLMSettings:
+        values = {
+            "base_url": _env("RAG_ASSETS_LLM_BASE_URL"),
+            "api_key_env": _env("RAG_ASSETS_LLM_API_KEY_ENV"),
+            "model": _env("RAG_ASSETS_LLM_MODEL"),
+            "vision_model": _env("RAG_ASSETS_VISION_MODEL"),
+            "timeout_s": _env("RAG_ASSETS_LLM_TIMEOUT_S"),
+            "max_retries": _env("RAG_ASSETS_LLM_MAX_RETRIES"),
+            "max_concurrency": _env("RAG_ASSETS_LLM_MAX_CONCURRENCY"),
+            "max_calls": _env("RAG_ASSETS_LLM_MAX_CALLS"),
+        }
+        return cls(**{k: v for k, v in values.items() if v is not None})

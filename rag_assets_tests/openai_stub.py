@@ -1,0 +1,161 @@
+"""A small OpenAI-compatible server on 127.0.0.1 that the real openai client talks to.
+
+Each test scripts it: a queue of behaviours (answer text, HTTP status, delay, raw body)
+taken one per request, a default for when the queue is empty, and a log of every
+request (headers and JSON body) to assert call counts and payloads on.
+
+Use the `openai_stub` fixture (import it into a test module, or list this module in
+`pytest_plugins`), or `serve_stub()` as a context manager.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    text: str | None = "| a | b |\n|---|---|\n| 1 | 2 |"  # the assistant's content
+    status: int = 200
+    delay_s: float = 0.0  # before answering: past the client's timeout makes it time out
+    raw_body: bytes | None = None  # sent as is instead of a chat completion (broken JSON, ...)
+    finish_reason: str = "stop"
+
+
+@dataclass(frozen=True)
+class StubRequest:
+    path: str
+    headers: dict[str, str]
+    body: dict
+
+    @property
+    def model(self) -> str | None:
+        return self.body.get("model")
+
+    def image_urls(self) -> list[str]:
+        return [
+            part["image_url"]["url"]
+            for message in self.body.get("messages", [])
+            if isinstance(message.get("content"), list)
+            for part in message["content"]
+            if part.get("type") == "image_url"
+        ]
+
+
+@dataclass
+class OpenAIStub:
+    base_url: str
+    default: Behaviour = field(default_factory=Behaviour)
+    requests: list[StubRequest] = field(default_factory=list)
+    _queue: deque[Behaviour] = field(default_factory=deque)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _stopping: threading.Event = field(default_factory=threading.Event)
+
+    def enqueue(self, *behaviours: Behaviour) -> None:
+        with self._lock:
+            self._queue.extend(behaviours)
+
+    def _next(self, request: StubRequest) -> Behaviour:
+        with self._lock:
+            self.requests.append(request)
+            return self._queue.popleft() if self._queue else self.default
+
+    @property
+    def calls(self) -> int:
+        with self._lock:
+            return len(self.requests)
+
+
+def _completion(behaviour: Behaviour, model: str, number: int) -> dict:
+    text = behaviour.text or ""
+    return {
+        "id": f"chatcmpl-stub-{number}",
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": behaviour.text},
+                "finish_reason": behaviour.finish_reason,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": 100,
+            "completion_tokens": len(text.split()),
+            "total_tokens": 100 + len(text.split()),
+        },
+    }
+
+
+def _handler(stub: OpenAIStub) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length)
+            try:
+                body = json.loads(raw or b"{}")
+            except json.JSONDecodeError:
+                body = {}
+            behaviour = stub._next(StubRequest(self.path, dict(self.headers.items()), body))
+            if behaviour.delay_s and stub._stopping.wait(behaviour.delay_s):
+                return
+            if self.path.rstrip("/") != "/v1/chat/completions":
+                self._send(404, {"error": {"message": f"no route {self.path}"}})
+            elif behaviour.raw_body is not None:
+                self._send(behaviour.status, behaviour.raw_body)
+            elif behaviour.status != 200:
+                error = {"error": {"message": f"stub status {behaviour.status}", "type": "stub"}}
+                self._send(behaviour.status, error)
+            else:
+                self._send(200, _completion(behaviour, body.get("model", ""), stub.calls))
+
+        def _send(self, status: int, payload: dict | bytes) -> None:
+            data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                # The SDK honours this over its own backoff (0.5 s, 1 s, ...): keeps retries fast.
+                self.send_header("retry-after-ms", "10")
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (timeout) before the answer
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass  # requests go to stub.requests, not stderr
+
+    return Handler
+
+
+@contextmanager
+def serve_stub() -> Iterator[OpenAIStub]:
+    """A stub on a free port of 127.0.0.1, serving from a daemon thread until the block ends."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
+    server.daemon_threads = True
+    stub = OpenAIStub(base_url=f"http://127.0.0.1:{server.server_address[1]}/v1")
+    server.RequestHandlerClass = _handler(stub)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield stub
+    finally:
+        stub._stopping.set()  # wakes handlers sleeping in a delay
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+@pytest.fixture
+def openai_stub() -> Iterator[OpenAIStub]:
+    with serve_stub() as stub:
+        yield stub
