@@ -80,7 +80,11 @@ class LLMClient:
 
         key = os.environ.get(settings.api_key_env, "").strip()
         if not key:
-            log.info("%s is not set; calling %s without an API key", settings.api_key_env, settings.base_url)
+            log.info(
+                "%s is not set; calling %s without an API key",
+                settings.api_key_env,
+                settings.base_url,
+            )
         self.settings = settings
         self._openai = openai.OpenAI(
             base_url=settings.base_url,
@@ -109,7 +113,9 @@ class LLMClient:
             {"type": "text", "text": prompt},
             {"type": "image_url", "image_url": {"url": image_url}},
         ]
-        return self._complete([{"role": "user", "content": content}], model or self.settings.vision_model)
+        return self._complete(
+            [{"role": "user", "content": content}], model or self.settings.vision_model
+        )
 
     def chat_json(
         self, messages: list[dict[str, Any]], schema: type[Schema], model: str | None = None
@@ -140,7 +146,9 @@ class LLMClient:
             except openai.APIError as error:
                 raise self._failed(model, self._reason(error)) from None  # cause holds the request
             except json.JSONDecodeError:
-                raise self._failed(model, f"{self._host()} answered with a body that is not JSON") from None
+                raise self._failed(
+                    model, f"{self._host()} answered with a body that is not JSON"
+                ) from None
             latency = time.perf_counter() - started
         # The SDK does not validate bodies: a server that is not quite OpenAI shows up here.
         choices = getattr(response, "choices", None)
@@ -160,7 +168,11 @@ class LLMClient:
             self._usage.prompt_tokens += reply.prompt_tokens
             self._usage.completion_tokens += reply.completion_tokens
         log.debug(
-            "LLM %s: %.2f s, %d+%d tokens", model, latency, reply.prompt_tokens, reply.completion_tokens
+            "LLM %s: %.2f s, %d+%d tokens",
+            model,
+            latency,
+            reply.prompt_tokens,
+            reply.completion_tokens,
         )
         return reply
 
@@ -191,7 +203,9 @@ class LLMClient:
             status = error.status_code
             message = " ".join(str(error.message).split())[:200]
             # The statuses the SDK retries (408, 409, 429, 5xx); others fail on the first answer.
-            retried = f" after {retries} retries" if status in (408, 409, 429) or status >= 500 else ""
+            retried = (
+                f" after {retries} retries" if status in (408, 409, 429) or status >= 500 else ""
+            )
             return f"HTTP {status}{retried}: {message}"
         return f"{type(error).__name__} from {self._host()}"
 

@@ -19,6 +19,13 @@ class TableMarkdown(BaseModel):
     num_cols: int = 0
     markdown: str
     method: TableMethod
-    model: str | None = None  # the vision model, when method == "vision"
+    model: str | None = (
+        None  # the vision model tried for this table (method vision, or a fallback after it)
+    )
     cache_key: str  # what the result is keyed by (structure: the structure's hash)
     fallback_reason: str | None = None  # why the vision path was not used, in words
+    latency_s: float | None = None  # of the vision call that produced the answer judged here
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cache_hit: bool = False  # the vision answer came from the cache: no call this run
+    continues: bool | None = None  # the vision model saw the table go on beyond its image

@@ -1,0 +1,372 @@
+"""The vision path: each table's page region to a vision model, its answer checked, else structure.
+
+Per document: render every table region (pdfium is not thread-safe, so in turn), look
+each image up in the cache, ask the model about the images not there (in parallel, up
+to the client's concurrency), then judge every answer against the parser's own text for
+that table. A table whose answer fails keeps its structure markdown, with the reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
+from rag_assets.llm.client import BudgetExceeded, LLMClient, LLMUnavailable
+from rag_assets.quality.groundtruth import normalize_text
+from rag_assets.tables.cache import CachedAnswer, VisionCache, cache_key
+from rag_assets.tables.models import TableMarkdown
+from rag_assets.tables.render import render_region
+from rag_assets.tables.structure import VISION_OFF
+
+PROMPT_VERSION = "tables-v1"  # bump on any change to TABLE_PROMPT: it is part of the cache key
+TABLE_PROMPT = """Transcribe the table in this image into one GitHub-flavoured markdown table.
+
+Rules:
+- Answer with the markdown table only: a header row, a separator row (| --- | --- |), then one line per table row. No explanation, no code fence.
+- Keep every column header and every row label exactly as printed, including numbering, units and footnote marks.
+- Copy every cell verbatim in the language of the image. Do not translate, summarize, reorder, correct or compute anything.
+- Every row has as many cells as the header. Leave a cell empty when it is empty in the image. A cell spanning several rows or columns repeats its text in each cell it covers.
+- A header with several levels becomes one header row, the levels joined with " / ".
+- Write a literal | inside a cell as \\|, and a line break inside a cell as a space.
+- After the table, write one last line: "Continues: yes" if the table is cut off at the edge of the image or marked as continued on another page, otherwise "Continues: no".
+- If the image holds no table, answer exactly: NO TABLE"""
+
+# Share of the parser's words (CJK: characters) for a table that must be in the model's
+# table. Measured by bench/vision_threshold.py on the shared PDFs, with Docling's reference
+# tables standing in for a second, independent reader of the same table: same table
+# 0.83-1.00, a different table of the same document 0.00-0.42.
+MIN_RECALL = 0.6
+
+_CJK = (
+    r"\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+)
+_CJK_CHAR = re.compile(f"([{_CJK}])")
+_WORD = re.compile(r"[^\W_]+(?:[.,:][^\W_]+)*")  # "2.5000", "15:8", "1,234" stay one token
+_PIPE = re.compile(r"(?<!\\)\|")
+_SEPARATOR_CELL = re.compile(r"^:?-+:?$")
+_CONTINUES = re.compile(r"^\s*\**continues\**\s*:\s*\**\s*(yes|no)\b", re.IGNORECASE | re.MULTILINE)
+_TABLE_WORD = re.compile(r"\btable\b|表\s*\d", re.IGNORECASE)
+
+
+def tokens(text: str) -> Counter[str]:
+    """Words, and each CJK character on its own (CJK text has no spaces to split on)."""
+    return Counter(_WORD.findall(_CJK_CHAR.sub(r" \1 ", normalize_text(text))))
+
+
+def token_recall(expected: str, found: str) -> float:
+    """Share of `expected`'s tokens (with multiplicity) that are in `found`; 1.0 when none expected."""
+    wanted = tokens(expected)
+    total = sum(wanted.values())
+    return sum((wanted & tokens(found)).values()) / total if total else 1.0
+
+
+def _cells(line: str) -> list[str]:
+    inner = line.strip()
+    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner[:-1] if inner.endswith("|") and not inner.endswith("\\|") else inner
+    return [cell.strip() for cell in _PIPE.split(inner)]
+
+
+def _pipe_blocks(answer: str) -> list[list[str]]:
+    """Runs of consecutive lines holding a pipe; fence lines are dropped first."""
+    blocks: list[list[str]] = []
+    current: list[str] = []
+    for line in answer.splitlines():
+        if line.strip().startswith(("```", "~~~")):
+            continue
+        if "|" in line:
+            current.append(line)
+        elif current:
+            blocks.append(current)
+            current = []
+    return [*blocks, current] if current else blocks
+
+
+def parse_markdown_table(answer: str) -> tuple[list[list[str]] | None, str | None]:
+    """(rows of cells, header first) of the one table in `answer`, or (None, reason)."""
+    if not answer.strip():
+        return None, "empty answer: the model returned no text"
+    if answer.strip().upper().startswith("NO TABLE"):
+        return None, "no table: the model saw no table in the image"
+    blocks = _pipe_blocks(answer)
+    tables = [
+        b for b in blocks if len(b) > 1 and all(_SEPARATOR_CELL.match(c) for c in _cells(b[1]))
+    ]
+    if not tables:
+        if blocks:
+            return None, "malformed table: no separator row under a header"
+        return None, "no table: the answer holds no markdown table"
+    if len(tables) > 1:
+        return None, f"malformed table: {len(tables)} tables in the answer, one expected"
+    header, separator, *body = (_cells(line) for line in tables[0])
+    if len(separator) != len(header):
+        return None, f"malformed table: separator has {len(separator)} cells, header {len(header)}"
+    if not body:
+        return None, "malformed table: a header without rows"
+    for number, row in enumerate(body, start=1):
+        if len(row) != len(header):
+            return None, f"malformed table: row {number} has {len(row)} cells, header {len(header)}"
+    if not any(cell for row in (header, *body) for cell in row):
+        return None, "malformed table: every cell is empty"
+    return [header, *body], None
+
+
+def validate_vision_table(answer: str, parser_text: str) -> tuple[str | None, str | None]:
+    """(markdown, None) when `answer` holds one well-formed table covering the parser's text, else (None, reason).
+
+    The markdown comes back normalized: outer pipes on every row, a plain separator.
+    With no parser text to compare (a picture of a table), the form alone decides.
+    """
+    rows, reason = parse_markdown_table(answer)
+    if rows is None:
+        return None, reason
+    markdown = "\n".join(
+        [
+            "| " + " | ".join(rows[0]) + " |",
+            "|" + "|".join(["---"] * len(rows[0])) + "|",
+            *("| " + " | ".join(row) + " |" for row in rows[1:]),
+        ]
+    )
+    recall = token_recall(parser_text, markdown)
+    if recall < MIN_RECALL:
+        return None, (
+            f"low overlap: {recall:.0%} of the parser's words for this table are in the answer"
+            f" (at least {MIN_RECALL:.0%} needed)"
+        )
+    return markdown, None
+
+
+def continues_on_another_page(answer: str) -> bool | None:
+    """What the model said on its "Continues: yes|no" line; None when it said nothing."""
+    match = _CONTINUES.search(answer)
+    return match.group(1).lower() == "yes" if match else None
+
+
+class VisionOutcome(BaseModel):
+    tables: list[TableMarkdown]
+    status: str  # one line for the UI: "vision: off (...)", "vision: on (model ...)", ...
+    calls: int = 0  # requests sent this run (failed ones included)
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    fallbacks: dict[str, int] = Field(default_factory=dict)  # by kind: the reason up to its ":"
+
+    @property
+    def vision_tables(self) -> int:
+        return sum(t.method == "vision" for t in self.tables)
+
+
+@dataclass
+class _Target:
+    index: int
+    element: DocumentElement
+    structure: TableMarkdown | None  # None for a picture of a table: nothing to fall back to
+    parser_text: str
+    png: bytes | None = None
+    reason: str | None = None  # set when the table is settled without the model
+
+
+def _parser_text(element: DocumentElement) -> str:
+    if element.type == "figure":
+        return str(element.metadata.get("text_in_picture") or "")
+    if element.table is not None:
+        return "\n".join(" ".join(row) for row in element.table.grid())
+    return element.text
+
+
+def _adjacent_captions(doc: StandardizedDocument, index: int) -> list[str]:
+    return [
+        doc.elements[near].text
+        for near in (index + 1, index - 1)
+        if 0 <= near < len(doc.elements) and doc.elements[near].type == "caption"
+    ]
+
+
+def _is_picture_table(doc: StandardizedDocument, index: int) -> bool:
+    """A figure whose caption (its own or a caption element beside it) or text says table."""
+    element = doc.elements[index]
+    if element.type != "figure":
+        return False
+    texts = [
+        element.text,
+        str(element.metadata.get("caption") or ""),
+        str(element.metadata.get("text_in_picture") or ""),
+        *_adjacent_captions(doc, index),
+    ]
+    return any(_TABLE_WORD.search(text) for text in texts)
+
+
+def _figure_caption(doc: StandardizedDocument, index: int) -> str | None:
+    own = doc.elements[index].metadata.get("caption")
+    said = [text for text in _adjacent_captions(doc, index) if _TABLE_WORD.search(text)]
+    return str(own) if own else (said[0] if said else None)
+
+
+def _is_pdf(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(5) == b"%PDF-"
+    except OSError:
+        return False
+
+
+def _kind(reason: str) -> str:
+    return "off" if reason == VISION_OFF else reason.split(":", 1)[0]
+
+
+def _settled(rows: list[TableMarkdown], reason: str, status: str) -> VisionOutcome:
+    tables = [r.model_copy(update={"fallback_reason": reason}) for r in rows]
+    return VisionOutcome(
+        tables=tables, status=status, fallbacks=dict(Counter(_kind(reason) for _ in tables))
+    )
+
+
+def vision_markdown(
+    doc: StandardizedDocument,
+    pdf_path: Path | None,
+    structure_rows: list[TableMarkdown],
+    client: LLMClient | None,
+    cache: VisionCache,
+    *,
+    dpi: int = 144,
+    margin_pt: float = 12,
+    include_picture_tables: bool = False,
+) -> VisionOutcome:
+    """The final table rows of `doc`: vision where its answer holds up, structure elsewhere.
+
+    `structure_rows` are `structure_markdown(doc)`. Tables only (and, when opted in,
+    pictures of tables) reach the model; a document without them costs nothing.
+    """
+    if client is None or not client.settings.vision_enabled:
+        return _settled(structure_rows, VISION_OFF, VISION_OFF)
+    model = str(client.settings.vision_model)
+    status = f"vision: on (model {model})"
+    if pdf_path is None or not _is_pdf(Path(pdf_path)):
+        return _settled(structure_rows, "not a PDF: vision reads PDF page regions only", status)
+
+    by_index = {row.element_index: row for row in structure_rows}
+    targets = [
+        _Target(i, e, by_index.get(i), _parser_text(e))
+        for i, e in enumerate(doc.elements)
+        if i in by_index or (include_picture_tables and _is_picture_table(doc, i))
+    ]
+    for target in targets:
+        element = target.element
+        if element.page_end > element.page_start:
+            target.reason = (
+                f"multi-page: the table spans pages {element.page_start}-{element.page_end}"
+                " (merged by the parser); vision sees one page region"
+            )
+            continue
+        try:
+            target.png = render_region(
+                Path(pdf_path), element.page_start, element.bbox, dpi=dpi, margin_pt=margin_pt
+            )
+        except Exception as error:  # pdfium raises its own errors on damaged pages
+            target.reason = f"render failed: {type(error).__name__}: {error}"
+
+    images = {hashlib.sha256(t.png).hexdigest(): t.png for t in targets if t.png is not None}
+    answers = {sha: cache.get(sha, model, PROMPT_VERSION) for sha in images}
+    hits = {sha for sha, answer in answers.items() if answer is not None}
+    missing = [sha for sha in images if sha not in hits]
+    down = threading.Event()  # after one call fails for good, do not wait on the rest
+
+    def ask(sha: str) -> tuple[CachedAnswer | None, str | None, bool]:
+        """(answer, reason it failed, whether a request was sent)."""
+        if down.is_set():
+            return None, "skipped: the LLM failed earlier for this document", False
+        try:
+            reply = client.vision_text(TABLE_PROMPT, images[sha], model)
+        except BudgetExceeded as error:
+            return None, f"budget: {error.reason}", False
+        except LLMUnavailable as error:
+            down.set()
+            return None, f"LLM unavailable: {error.reason}", True
+        answer = CachedAnswer(
+            image_sha256=sha,
+            model=model,
+            prompt_version=PROMPT_VERSION,
+            answer=reply.text,
+            reply_model=reply.model,
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
+            latency_s=reply.latency_s,
+            finish_reason=reply.finish_reason,
+        )
+        cache.put(answer)
+        return answer, None, True
+
+    failures: dict[str, str] = {}
+    calls = 0
+    if missing:
+        with ThreadPoolExecutor(max_workers=client.settings.max_concurrency) as pool:
+            for sha, (answer, reason, called) in zip(missing, pool.map(ask, missing), strict=True):
+                calls += called
+                if answer is not None:
+                    answers[sha] = answer
+                else:
+                    failures[sha] = str(reason)
+
+    rows: list[TableMarkdown] = []
+    fallbacks: Counter[str] = Counter()
+    for target in targets:
+        sha = hashlib.sha256(target.png).hexdigest() if target.png is not None else None
+        answer = answers.get(sha) if sha else None
+        reason = target.reason or (failures.get(sha) if sha else None)
+        markdown = None
+        if answer is not None:
+            if answer.finish_reason == "length":
+                reason = "cut off: the answer hit the model's output token limit"
+            else:
+                markdown, reason = validate_vision_table(answer.answer, target.parser_text)
+        vision_fields = {
+            "model": model if sha else None,
+            "latency_s": answer.latency_s if answer else None,
+            "prompt_tokens": answer.prompt_tokens if answer else 0,
+            "completion_tokens": answer.completion_tokens if answer else 0,
+            "cache_hit": sha in hits,
+            "continues": continues_on_another_page(answer.answer) if answer else None,
+        }
+        if markdown is not None:
+            header, _, *body = markdown.splitlines()
+            structure = target.structure
+            rows.append(
+                TableMarkdown(
+                    doc_id=doc.doc_id,
+                    element_index=target.index,
+                    page_start=target.element.page_start,
+                    page_end=target.element.page_end,
+                    caption=structure.caption if structure else _figure_caption(doc, target.index),
+                    num_rows=1 + len(body),
+                    num_cols=len(_cells(header)),
+                    markdown=markdown,
+                    method="vision",
+                    cache_key=cache_key(str(sha), model, PROMPT_VERSION),
+                    **vision_fields,
+                )
+            )
+            continue
+        fallbacks[_kind(str(reason))] += 1
+        if target.structure is not None:
+            rows.append(
+                target.structure.model_copy(update={"fallback_reason": reason, **vision_fields})
+            )
+    return VisionOutcome(
+        tables=rows,
+        status=status,
+        calls=calls,
+        cache_hits=len(hits),
+        prompt_tokens=sum(answers[sha].prompt_tokens for sha in missing if sha not in failures),
+        completion_tokens=sum(
+            answers[sha].completion_tokens for sha in missing if sha not in failures
+        ),
+        fallbacks=dict(fallbacks),
+    )
