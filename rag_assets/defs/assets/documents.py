@@ -16,7 +16,7 @@ from rag_assets.sources.inbox import find_in_inbox
 from rag_assets.sources.raw import RawDocument, capture_raw_document
 
 SOURCES_VERSION = "1"
-NORMALIZE_VERSION = "1"
+NORMALIZE_VERSION = "2"  # IR repairs after every adapter
 
 
 def _document_failure(context: AssetExecutionContext, error: Exception) -> Failure:
