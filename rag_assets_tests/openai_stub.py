@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -54,10 +54,14 @@ class StubRequest:
 class OpenAIStub:
     base_url: str
     default: Behaviour = field(default_factory=Behaviour)
+    # When set, decides every answer from the request (e.g. by its image), queue or not.
+    respond: Callable[[StubRequest], Behaviour] | None = None
     requests: list[StubRequest] = field(default_factory=list)
+    max_in_flight: int = 0  # the most requests seen at once: what a concurrency cap limits
     _queue: deque[Behaviour] = field(default_factory=deque)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _stopping: threading.Event = field(default_factory=threading.Event)
+    _in_flight: int = 0
 
     def enqueue(self, *behaviours: Behaviour) -> None:
         with self._lock:
@@ -66,7 +70,15 @@ class OpenAIStub:
     def _next(self, request: StubRequest) -> Behaviour:
         with self._lock:
             self.requests.append(request)
-            return self._queue.popleft() if self._queue else self.default
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+            if self.respond is None:
+                return self._queue.popleft() if self._queue else self.default
+        return self.respond(request)
+
+    def _done(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
 
     @property
     def calls(self) -> int:
@@ -98,7 +110,7 @@ def _completion(behaviour: Behaviour, model: str, number: int) -> dict:
 
 def _handler(stub: OpenAIStub) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+        def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
             try:
@@ -106,6 +118,12 @@ def _handler(stub: OpenAIStub) -> type[BaseHTTPRequestHandler]:
             except json.JSONDecodeError:
                 body = {}
             behaviour = stub._next(StubRequest(self.path, dict(self.headers.items()), body))
+            try:
+                self._answer(behaviour, body)
+            finally:
+                stub._done()
+
+        def _answer(self, behaviour: Behaviour, body: dict) -> None:
             if behaviour.delay_s and stub._stopping.wait(behaviour.delay_s):
                 return
             if self.path.rstrip("/") != "/v1/chat/completions":
@@ -144,7 +162,7 @@ def serve_stub() -> Iterator[OpenAIStub]:
     server.daemon_threads = True
     stub = OpenAIStub(base_url=f"http://127.0.0.1:{server.server_address[1]}/v1")
     server.RequestHandlerClass = _handler(stub)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield stub

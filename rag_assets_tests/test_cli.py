@@ -111,3 +111,31 @@ def test_parse_failures_are_one_clear_line(tmp_path, capsys, name, content, args
         and message in captured.err
         and "Traceback" not in captured.err
     )
+
+
+def test_collections_file_chooses_parser_and_template_per_document(tmp_path, capsys):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "rag_collections.yaml").write_text(
+        "collections:\n"
+        "  - name: notes\n"
+        '    match: ["notes/*.md"]\n'
+        "    parser: unstructured\n"
+        "    template: fixed\n"
+        "    options: {max_tokens: 64, overlap_tokens: 8}\n"
+    )
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "valves.md").write_text("# Valves\n\n" + "Check the relief valve monthly. " * 30)
+    (tmp_path / "pumps.md").write_text("# Pumps\n\nPrime the pump before starting.\n")
+    assert main(["ingest", "--data-dir", str(data), str(notes), str(tmp_path / "pumps.md")]) == 0
+    out = capsys.readouterr().out
+    assert "notes/valves.md  parser=unstructured template=fixed v1" in out
+    assert "pumps.md  parser=docling template=semantic v1" in out
+    chunks = main(["chunks", "--data-dir", str(data), "--json", "notes/valves.md"])
+    assert chunks == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert len(rows) > 2 and max(r["token_count"] for r in rows) <= 64
+    # A flag on the command line wins over the file.
+    assert main(["ingest", "--data-dir", str(data), "--parser", "docling", str(notes)]) == 0
+    assert "notes/valves.md  parser=docling template=fixed v1" in capsys.readouterr().out

@@ -39,7 +39,11 @@ def test_every_asset_is_partitioned_per_document_with_a_code_version(tmp_path):
 
 
 def test_template_versions_are_the_chunks_code_version(tmp_path):
-    node = build_defs(Settings(data_dir=tmp_path)).resolve_asset_graph().get(AssetKey("document_chunks"))
+    node = (
+        build_defs(Settings(data_dir=tmp_path))
+        .resolve_asset_graph()
+        .get(AssetKey("document_chunks"))
+    )
     assert node.code_version == templates_version()
     assert {"fixed:1", "semantic:1"} <= set(node.code_version.split(","))
 

@@ -46,3 +46,10 @@ def test_table_scores_take_the_best_matching_table():
     assert table_scores([[["x"]], expected[0]], expected).cell_agreement == 1.0
     half = table_scores([[["bits", "field"]]], expected)
     assert half.cell_agreement == pytest.approx(0.5) and (half.found, half.expected) == (1, 1)
+
+
+def test_escapes_and_in_word_underscores_are_text():
+    assert markdown_headings("## 3.3 VERIFY\\_GROUP\\_FOR\\_USER function") == [
+        ("3.3 verify_group_for_user function", 2)
+    ]
+    assert markdown_headings("## _Emphasis_ and **bold**") == [("emphasis and bold", 2)]

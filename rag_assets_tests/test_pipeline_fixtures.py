@@ -85,7 +85,9 @@ AUTO_FIXTURES = {
 
 def test_auto_templates_pass_every_check_in_the_graph(shared_fixtures, tmp_path):
     settings = Settings(data_dir=tmp_path, template="auto")
-    outcomes = ingest(settings, [shared_fixtures / f for f in AUTO_FIXTURES], instance=DagsterInstance.ephemeral())
+    outcomes = ingest(
+        settings, [shared_fixtures / f for f in AUTO_FIXTURES], instance=DagsterInstance.ephemeral()
+    )
     for outcome, expected in zip(outcomes, AUTO_FIXTURES.values(), strict=True):
         assert outcome.success and outcome.checks_passed == 7, outcome.summary()
         assert outcome.template.startswith(expected), outcome.summary()

@@ -772,3 +772,18 @@ def test_documents_whose_levels_agree_come_through_untouched(
     after = repair_document(before)
     assert after.elements == before.elements and after.markdown == before.markdown
     assert set(after.metadata["repairs"].values()) == {0}
+
+
+def test_unstructured_fast_pdf_levels_follow_numbering(shared_fixtures: Path) -> None:
+    """Unstructured's fast PDF path puts every heading at level 1; the repair nests them."""
+    from rag_assets.normalize.unstructured_adapter import unstructured_to_ir
+    from rag_assets.parsers.unstructured import UnstructuredParser
+
+    parsed = UnstructuredParser().parse(shared_fixtures / "pdf/redp5110_sampled.pdf", "pdf")
+    before = unstructured_to_ir(parsed, doc_id="redp", source_sha256="0" * 64)
+    after = to_ir(parsed, doc_id="redp", source_sha256="0" * 64)
+    assert {e.level for e in before.headings()} == {1}
+    numbered = [(e.level, m[1]) for e in after.headings() if (m := DECIMAL.match(plain(e)))]
+    assert len(numbered) >= 8
+    assert all(level == number.count(".") + 1 for level, number in numbered)
+    assert after.metadata["repairs"]["heading_levels"] > 0

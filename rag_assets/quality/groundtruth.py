@@ -16,9 +16,14 @@ _ATX = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _SEPARATOR_ROW = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 
 
+_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|])")
+# Emphasis marks; an underscore inside a word (VERIFY_GROUP) is text, not emphasis.
+_EMPHASIS = re.compile(r"[*`]+|(?<!\w)_+|_+(?!\w)")
+
+
 def normalize_text(text: str) -> str:
-    """Case, markdown emphasis and whitespace do not count."""
-    text = re.sub(r"[*_`]+", "", text)
+    """Case, markdown escapes and emphasis, and whitespace do not count."""
+    text = _EMPHASIS.sub("", _ESCAPE.sub(r"\1", text))
     return " ".join(text.lower().split())
 
 
