@@ -11,7 +11,7 @@ TableMethod = Literal["vision", "structure"]
 
 class TableMarkdown(BaseModel):
     doc_id: str
-    element_index: int  # position of the table element in the IR
+    element_index: int  # position of the table (or pictured table) element in the IR
     page_start: int
     page_end: int
     caption: str | None = None
@@ -19,9 +19,7 @@ class TableMarkdown(BaseModel):
     num_cols: int = 0
     markdown: str
     method: TableMethod
-    model: str | None = (
-        None  # the vision model tried for this table (method vision, or a fallback after it)
-    )
+    model: str | None = None  # the vision model tried for it (method vision, or a fallback after)
     cache_key: str  # what the result is keyed by (structure: the structure's hash)
     fallback_reason: str | None = None  # why the vision path was not used, in words
     latency_s: float | None = None  # of the vision call that produced the answer judged here
