@@ -17,9 +17,14 @@ from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
 from rag_assets.errors import ConfigurationError
 from rag_assets.normalize.markdown import assemble_markdown
 from rag_assets.templates import registry
-from rag_assets.templates.base import ChunkTemplate, TemplateOptions
+from rag_assets.templates.base import ChunkTemplate, TemplateOptions, link_neighbours
 from rag_assets.templates.fixed import FixedTemplate
-from rag_assets.templates.registry import available_templates, get_template, register_template
+from rag_assets.templates.registry import (
+    available_templates,
+    build_template,
+    get_template,
+    register_template,
+)
 from rag_assets.templates.semantic import SemanticTemplate
 from rag_assets.templates.tokens import ApproxTokenCounter, TokenizerCounter, token_windows
 
@@ -517,3 +522,18 @@ def test_entry_point_templates_load_lazily(
     assert available_templates() == sorted([*builtin, "toy"])
     with pytest.raises(ConfigurationError, match="'broken' failed to load: no_such_module_xyz"):
         get_template("broken")
+
+
+def test_neighbour_ids_link_every_chunk_to_the_ones_beside_it() -> None:
+    doc = make_doc(
+        [("heading", "# A", 1, 1), ("paragraph", "one", None, 1), ("heading", "# B", 1, 2)]
+    )
+    rows = get_template("semantic").chunk(doc, APPROX)
+    linked = link_neighbours(rows)
+    assert [r.chunk_id for r in linked] == [r.chunk_id for r in rows]  # ids do not depend on links
+    assert (
+        linked[0].metadata["prev_chunk_id"] is None and linked[-1].metadata["next_chunk_id"] is None
+    )
+    assert linked[0].metadata["next_chunk_id"] == rows[1].chunk_id
+    assert linked[1].metadata["prev_chunk_id"] == rows[0].chunk_id
+    assert build_template("semantic", {"neighbour_ids": True}).options.neighbour_ids

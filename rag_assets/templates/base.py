@@ -28,6 +28,8 @@ class TemplateOptions(BaseModel):
 
     max_tokens: int = Field(default=256, ge=1)  # all-MiniLM-L6-v2 was trained on 256 tokens
     overlap_tokens: int = Field(default=32, ge=0)
+    # Adds metadata prev_chunk_id / next_chunk_id, for retrievers that widen a hit's context.
+    neighbour_ids: bool = False
 
     @model_validator(mode="after")
     def _overlap_below_max(self) -> TemplateOptions:
@@ -45,6 +47,22 @@ class ElementSpan(NamedTuple):
     element: DocumentElement
     start: int
     end: int
+
+
+def link_neighbours(rows: list[ChunkRow]) -> list[ChunkRow]:
+    """Each row's metadata names the chunks before and after it (None at the ends)."""
+    return [
+        row.model_copy(
+            update={
+                "metadata": {
+                    **row.metadata,
+                    "prev_chunk_id": rows[i - 1].chunk_id if i else None,
+                    "next_chunk_id": rows[i + 1].chunk_id if i + 1 < len(rows) else None,
+                }
+            }
+        )
+        for i, row in enumerate(rows)
+    ]
 
 
 class ChunkTemplate(ABC):

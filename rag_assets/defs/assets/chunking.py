@@ -22,6 +22,7 @@ from rag_assets.quality.chunks import (
 )
 from rag_assets.tables.models import TableMarkdown
 from rag_assets.tables.structure import VISION_OFF, structure_markdown, with_table_markdown
+from rag_assets.templates.base import link_neighbours
 from rag_assets.templates.registry import build_template, templates_version
 from rag_assets.templates.select import choose_template
 
@@ -79,6 +80,8 @@ def document_chunks(
     context.log.info(f"{doc.source_path}: template {choice.template} ({choice.reason})")
     counter = embedding.token_counter()
     chunks = template.chunk(doc, counter)
+    if template.options.neighbour_ids:
+        chunks = link_neighbours(chunks)
     table = to_arrow(chunks, ChunkRow)
     records = to_records(table, ChunkRow)
     tokens = [c.token_count for c in chunks]
