@@ -196,3 +196,28 @@ def test_asset_storage_works_on_any_upath_root(tmp_path):
     assert [c.doc_id for c in read_chunks(settings, "guide.md")] == [
         outcome.doc_id
     ] * outcome.chunks
+
+
+def test_auto_gives_the_spec_its_rows_glossary_and_structure(tmp_path):
+    settings = Settings(data_dir=tmp_path, template="auto")
+    instance = DagsterInstance.ephemeral()
+    (outcome,) = ingest(settings, [CORPUS / "host-controller-spec.pdf"], instance=instance)
+    assert outcome.success and outcome.checks_passed == 7, outcome.summary()
+    assert outcome.template == "spec v1"
+    chunks = read_chunks(settings, "host-controller-spec.pdf")
+    rows = [c for c in chunks if c.chunk_type == "table_row"]
+    assert any("15:8" in c.text and "Timeout Counter Value" in c.text for c in rows)
+    assert {c.metadata["term"] for c in chunks if c.chunk_type == "glossary"} >= {
+        "ADMA",
+        "Block Gap",
+    }
+    (record,) = instance.fetch_materializations(
+        AssetRecordsFilter(
+            asset_key=AssetKey("document_chunks"), asset_partitions=[outcome.doc_id]
+        ),
+        limit=1,
+    ).records
+    metadata = record.asset_materialization.metadata
+    assert metadata["template_reason"].value.startswith("auto:")
+    structure = metadata["document_structure"].value
+    assert structure["xrefs"]["Table 3"]["page"] == 2

@@ -13,10 +13,12 @@ from rag_assets.defs.resources import (
     CollectionsResource,
     EmbeddingResource,
     InboxResource,
+    LLMResource,
     MilvusResource,
     ParserResource,
 )
 from rag_assets.defs.sensors import build_inbox_sensor
+from rag_assets.llm.settings import LLMSettings
 from rag_assets.settings import Settings
 
 
@@ -51,6 +53,9 @@ def build_defs(settings: Settings) -> Definitions:
                 force_template=settings.force_template,
             ),
             "embedding": EmbeddingResource(model=settings.embedding_model),
+            "llm": LLMResource(
+                **LLMSettings.from_env().model_dump(), cache_dir=str(settings.data_dir / "cache")
+            ),
             "milvus": MilvusResource(
                 uri=settings.resolved_milvus_uri,
                 token=settings.milvus_token,

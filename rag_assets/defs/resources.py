@@ -6,6 +6,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from dagster import ConfigurableResource
+from pydantic import PrivateAttr
 
 from rag_assets.parsers.routing import ParserRouter
 from rag_assets.sources.collections import (
@@ -98,6 +99,49 @@ def _token_counter(model_dir: str):
     from rag_assets.templates.tokens import TokenizerCounter
 
     return TokenizerCounter.from_model_dir(Path(model_dir))
+
+
+class LLMResource(ConfigurableResource):
+    """Any OpenAI-compatible endpoint. The key is read from the variable named `api_key_env`,
+    so it is in no config, metadata or log. Off (structure path only) without `base_url`."""
+
+    base_url: str | None = None
+    model: str | None = None
+    vision_model: str | None = None  # defaults to `model`
+    api_key_env: str = "RAG_ASSETS_LLM_API_KEY"
+    timeout_s: float = 60
+    max_retries: int = 2
+    max_concurrency: int = 4
+    max_calls: int | None = None  # the budget of one run
+    vision_dpi: int = 144
+    include_picture_tables: bool = False
+    cache_dir: str
+    _client: object = PrivateAttr(default=None)
+
+    def settings(self):
+        from rag_assets.llm.settings import LLMSettings
+
+        return LLMSettings(
+            base_url=self.base_url,
+            model=self.model,
+            vision_model=self.vision_model,
+            api_key_env=self.api_key_env,
+            timeout_s=self.timeout_s,
+            max_retries=self.max_retries,
+            max_concurrency=self.max_concurrency,
+            max_calls=self.max_calls,
+        )
+
+    def client(self):
+        """One client per run (the resource lives for a run): the budget counts per run."""
+        if self._client is None and self.settings().enabled:
+            from rag_assets.llm.client import LLMClient
+
+            self._client = LLMClient(self.settings())
+        return self._client
+
+    def vision_client(self):
+        return self.client() if self.settings().vision_enabled else None
 
 
 class MilvusResource(ConfigurableResource):

@@ -83,6 +83,10 @@ class ChunkTemplate(ABC):
     @abstractmethod
     def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]: ...
 
+    def document_structure(self, doc: StandardizedDocument) -> BaseModel | None:
+        """What a template learns about the whole document (e.g. a TOC), kept beside its chunks."""
+        return None
+
     def make_row(
         self,
         doc: StandardizedDocument,

@@ -77,6 +77,9 @@ class SpecTemplate(ChunkTemplate):
             options = SpecOptions(**options.model_dump())
         super().__init__(options or SpecOptions())
 
+    def document_structure(self, doc: StandardizedDocument) -> SpecStructure:
+        return spec_structure(doc, self.options)
+
     def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]:
         opts = self.options
         placed = place(doc, opts.toc_pages, opts.glossary_pages, opts.body_pages)

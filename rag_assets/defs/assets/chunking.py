@@ -2,6 +2,7 @@
 
 import time
 from collections import Counter
+from pathlib import Path
 
 import pyarrow as pa
 from dagster import AssetExecutionContext, Failure, MetadataValue, Output, asset
@@ -12,7 +13,7 @@ from rag_assets.contracts.tabular import from_arrow, to_arrow, to_records
 from rag_assets.defs.checks import CHUNK_CHECKS, result, specs
 from rag_assets.defs.metadata import chunk_preview, seconds
 from rag_assets.defs.partitions import documents_partitions
-from rag_assets.defs.resources import CollectionsResource, EmbeddingResource
+from rag_assets.defs.resources import CollectionsResource, EmbeddingResource, LLMResource
 from rag_assets.errors import ConfigurationError
 from rag_assets.quality.chunks import (
     check_header_paths,
@@ -20,13 +21,16 @@ from rag_assets.quality.chunks import (
     check_metadata_complete,
     check_pages_within_document,
 )
+from rag_assets.sources.raw import RawDocument
+from rag_assets.tables.cache import VisionCache
 from rag_assets.tables.models import TableMarkdown
-from rag_assets.tables.structure import VISION_OFF, structure_markdown, with_table_markdown
+from rag_assets.tables.structure import structure_markdown, with_table_markdown
+from rag_assets.tables.vision import vision_markdown
 from rag_assets.templates.base import link_neighbours
 from rag_assets.templates.registry import build_template, templates_version
 from rag_assets.templates.select import choose_template
 
-TABLES_VERSION = "1"
+TABLES_VERSION = "2"  # vision path
 
 
 @asset(
@@ -35,19 +39,44 @@ TABLES_VERSION = "1"
     group_name="chunks",
     code_version=TABLES_VERSION,
     kinds={"parquet"},
-    description="One row per table: its markdown, the method that made it and why.",
+    description="One row per table: its markdown (vision model or parser structure), how and why.",
 )
 def table_markdown(
-    context: AssetExecutionContext, normalized_documents: StandardizedDocument
+    context: AssetExecutionContext,
+    llm: LLMResource,
+    raw_documents: RawDocument,
+    normalized_documents: StandardizedDocument,
 ) -> Output[pa.Table]:
-    rows = structure_markdown(normalized_documents)
-    context.log.info(f"{len(rows)} tables, {VISION_OFF}")
+    doc = normalized_documents
+    started = time.perf_counter()
+    outcome = vision_markdown(
+        doc,
+        Path(raw_documents.stored_path) if raw_documents.file_format == "pdf" else None,
+        structure_markdown(doc),
+        llm.vision_client(),
+        VisionCache(Path(llm.cache_dir) / "vision"),
+        dpi=llm.vision_dpi,
+        include_picture_tables=llm.include_picture_tables,
+    )
+    rows = outcome.tables
+    context.log.info(
+        f"{len(rows)} tables, {outcome.status}: {outcome.calls} calls, {outcome.cache_hits} cache hits"
+    )
+    for reason, count in outcome.fallbacks.items():
+        if reason != "off":
+            context.log.warning(f"{count} tables fell back to the parser's structure: {reason}")
     return Output(
         to_arrow(rows, TableMarkdown),
         metadata={
             "tables": len(rows),
+            "vision": outcome.status,
             "methods": MetadataValue.json(dict(Counter(r.method for r in rows))),
-            "vision": "off",
+            "llm_calls": outcome.calls,
+            "cache_hits": outcome.cache_hits,
+            "prompt_tokens": outcome.prompt_tokens,
+            "completion_tokens": outcome.completion_tokens,
+            "fallbacks": MetadataValue.json(outcome.fallbacks),
+            "table_seconds": seconds(time.perf_counter() - started),
             "preview": MetadataValue.md(rows[0].markdown[:1500] if rows else "_no tables_"),
         },
     )
@@ -85,6 +114,7 @@ def document_chunks(
     table = to_arrow(chunks, ChunkRow)
     records = to_records(table, ChunkRow)
     tokens = [c.token_count for c in chunks]
+    structure = template.document_structure(doc)
     yield Output(
         table,
         metadata={
@@ -99,6 +129,11 @@ def document_chunks(
             "token_counter": counter.name,
             "preview": chunk_preview(records),
             "chunk_seconds": seconds(time.perf_counter() - started),
+            **(
+                {"document_structure": MetadataValue.json(structure.model_dump(mode="json"))}
+                if structure
+                else {}
+            ),
         },
     )
     yield result("chunk_metadata_complete", check_metadata_complete(records, doc.doc_id))

@@ -1,0 +1,105 @@
+"""The vision path inside the asset graph, against a local OpenAI-compatible server."""
+
+from pathlib import Path
+
+import pytest
+from dagster import AssetKey, AssetRecordsFilter, DagsterInstance
+
+from rag_assets.defs.ingest import ingest
+from rag_assets.settings import Settings
+from rag_assets.storage import read_chunks
+from rag_assets_tests.openai_stub import Behaviour, serve_stub
+
+pytestmark = pytest.mark.slow
+
+KEY = "sk-pipeline-secret-0123456789"
+ROWS = [
+    ["Pump", "Flow", "Head"],
+    ["P-101", "120 m3/h", "45 m"],
+    ["P-102", "80 m3/h", "60 m"],
+]
+# The model reads the units more faithfully than the parser would: this is what must land.
+VISION_TABLE = (
+    "| Pump | Flow | Head |\n|---|---|---|\n| P-101 | 120 m3/h | 45 m |\n| P-102 | 80 m3/h | 60 m |"
+)
+
+
+@pytest.fixture(scope="module")
+def pump_pdf(tmp_path_factory) -> Path:
+    from reportlab.lib import colors
+    from reportlab.lib.styles import getSampleStyleSheet
+    from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table
+
+    styles = getSampleStyleSheet()
+    path = tmp_path_factory.mktemp("pdf") / "pumps.pdf"
+    SimpleDocTemplate(str(path)).build(
+        [
+            Paragraph("1 Pumps", styles["Heading1"]),
+            Paragraph("The plant runs two centrifugal pumps. " * 3, styles["BodyText"]),
+            Spacer(1, 12),
+            Table(ROWS, style=[("GRID", (0, 0), (-1, -1), 0.5, colors.black)]),
+        ]
+    )
+    return path
+
+
+def _materializations(instance, asset: str, key: str):
+    return instance.fetch_materializations(
+        AssetRecordsFilter(asset_key=AssetKey(asset), asset_partitions=[key]), limit=1
+    ).records
+
+
+def test_vision_tables_land_in_the_chunks_once_and_the_key_stays_secret(
+    pump_pdf, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("RAG_ASSETS_LLM_API_KEY", KEY)
+    with serve_stub() as stub:
+        stub.default = Behaviour(text=f"```markdown\n{VISION_TABLE}\n```")
+        monkeypatch.setenv("RAG_ASSETS_LLM_BASE_URL", stub.base_url)
+        monkeypatch.setenv("RAG_ASSETS_LLM_MODEL", "stub-vision")
+        settings = Settings(data_dir=tmp_path)
+        instance = DagsterInstance.ephemeral()
+
+        (first,) = ingest(settings, [pump_pdf], instance=instance)
+        assert first.success, first.summary()
+        assert stub.calls == 1
+        request = stub.requests[0]
+        assert request.model == "stub-vision" and request.image_urls()[0].startswith(
+            "data:image/png;base64,"
+        )
+        assert {k.lower(): v for k, v in request.headers.items()}[
+            "authorization"
+        ] == f"Bearer {KEY}"
+        metadata = _materializations(instance, "table_markdown", first.doc_id)[
+            0
+        ].asset_materialization.metadata
+        assert metadata["vision"].value == "vision: on (model stub-vision)"
+        assert metadata["methods"].value == {"vision": 1} and metadata["llm_calls"].value == 1
+        chunks = read_chunks(settings, "pumps.pdf")
+        assert any(VISION_TABLE in c.text for c in chunks)
+
+        (second,) = ingest(settings, [pump_pdf], instance=instance)
+        assert second.success and stub.calls == 1  # the cache answered
+        metadata = _materializations(instance, "table_markdown", first.doc_id)[
+            0
+        ].asset_materialization.metadata
+        assert (metadata["llm_calls"].value, metadata["cache_hits"].value) == (0, 1)
+
+    logged = " ".join(str(e) for run in instance.get_runs() for e in instance.all_logs(run.run_id))
+    assert KEY not in logged
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert KEY.encode() not in path.read_bytes(), path
+
+
+def test_without_an_endpoint_vision_is_off_and_says_so(pump_pdf, tmp_path, monkeypatch):
+    for name in ("RAG_ASSETS_LLM_BASE_URL", "RAG_ASSETS_LLM_MODEL", "RAG_ASSETS_VISION_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    instance = DagsterInstance.ephemeral()
+    (outcome,) = ingest(Settings(data_dir=tmp_path), [pump_pdf], instance=instance)
+    assert outcome.success
+    metadata = _materializations(instance, "table_markdown", outcome.doc_id)[
+        0
+    ].asset_materialization.metadata
+    assert metadata["vision"].value.startswith("vision: off")
+    assert metadata["methods"].value == {"structure": 1}
