@@ -3,10 +3,12 @@
 import pytest
 
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
+from rag_assets.defs.build import llm_settings
 from rag_assets.errors import ConfigurationError
 from rag_assets.normalize.markdown import assemble_markdown
 from rag_assets.parsers.routing import ParserRouter
 from rag_assets.parsing import parse_file
+from rag_assets.settings import Settings
 from rag_assets.sources.collections import RuntimeChoices, load_collections, plan_document
 from rag_assets.templates.registry import build_template
 from rag_assets.templates.select import TemplateChoice, choose_template
@@ -135,3 +137,30 @@ def test_auto_picks_spec_for_the_sample_specification():
     assert choose_template(result.document, "auto").template == "spec"
     guide = parse_file(REPO_ROOT / "examples/corpus/operator-guide.md", ParserRouter())
     assert choose_template(guide.document, "auto").template == "semantic"
+
+
+def test_llm_settings_come_from_the_file_under_the_environment(tmp_path, monkeypatch):
+    for name in (
+        "RAG_ASSETS_LLM_BASE_URL",
+        "RAG_ASSETS_LLM_MODEL",
+        "RAG_ASSETS_VISION_MODEL",
+        "RAG_ASSETS_LLM_MAX_CALLS",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "rag_collections.yaml").write_text(
+        "llm:\n  base_url: http://127.0.0.1:9/v1\n  model: file-model\n  vision_model: file-vision\n  max_calls: 5\n"
+    )
+    settings = Settings(data_dir=tmp_path)
+    from_file = llm_settings(settings)
+    assert (from_file.base_url, from_file.model, from_file.vision_model, from_file.max_calls) == (
+        "http://127.0.0.1:9/v1",
+        "file-model",
+        "file-vision",
+        5,
+    )
+    monkeypatch.setenv("RAG_ASSETS_LLM_MODEL", "env-model")
+    overridden = llm_settings(settings)
+    assert (overridden.model, overridden.vision_model) == ("env-model", "file-vision")
+    (tmp_path / "rag_collections.yaml").write_text("llm:\n  api_key: sk-in-a-file\n")
+    with pytest.raises(ConfigurationError, match="invalid `llm:` settings"):
+        llm_settings(settings)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dagster import Definitions
+from pydantic import ValidationError
 
 from rag_assets.defs.assets.chunking import document_chunks, table_markdown
 from rag_assets.defs.assets.documents import normalized_documents, parsed_documents, raw_documents
@@ -18,8 +19,21 @@ from rag_assets.defs.resources import (
     ParserResource,
 )
 from rag_assets.defs.sensors import build_inbox_sensor
+from rag_assets.errors import ConfigurationError
 from rag_assets.llm.settings import LLMSettings
 from rag_assets.settings import Settings
+from rag_assets.sources.collections import load_collections
+
+
+def llm_settings(settings: Settings) -> LLMSettings:
+    """rag_collections.yaml's `llm:` section under the environment, so CLI and UI agree."""
+    file_values = load_collections(settings.collections_path).llm
+    try:
+        return LLMSettings.from_env(file_values)
+    except ValidationError as error:
+        raise ConfigurationError(
+            f"{settings.collections_path}: invalid `llm:` settings: {error}"
+        ) from error
 
 
 def build_defs(settings: Settings) -> Definitions:
@@ -54,7 +68,7 @@ def build_defs(settings: Settings) -> Definitions:
             ),
             "embedding": EmbeddingResource(model=settings.embedding_model),
             "llm": LLMResource(
-                **LLMSettings.from_env().model_dump(), cache_dir=str(settings.data_dir / "cache")
+                **llm_settings(settings).model_dump(), cache_dir=str(settings.data_dir / "cache")
             ),
             "milvus": MilvusResource(
                 uri=settings.resolved_milvus_uri,

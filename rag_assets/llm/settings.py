@@ -16,7 +16,7 @@ def _env(name: str) -> str | None:
     return value or None
 
 
-class LLMSettings(BaseModel):
+class LLMSettings(BaseModel, extra="forbid"):
     base_url: str | None = None  # e.g. http://127.0.0.1:8000/v1 (vLLM), http://localhost:11434/v1
     api_key_env: str = "RAG_ASSETS_LLM_API_KEY"  # the variable's name, never its value
     model: str | None = None  # chat model
@@ -41,15 +41,21 @@ class LLMSettings(BaseModel):
         return bool(self.base_url and self.vision_model)
 
     @classmethod
-    def from_env(cls) -> LLMSettings:
-        values = {
-            "base_url": _env("RAG_ASSETS_LLM_BASE_URL"),
-            "api_key_env": _env("RAG_ASSETS_LLM_API_KEY_ENV"),
-            "model": _env("RAG_ASSETS_LLM_MODEL"),
-            "vision_model": _env("RAG_ASSETS_VISION_MODEL"),
-            "timeout_s": _env("RAG_ASSETS_LLM_TIMEOUT_S"),
-            "max_retries": _env("RAG_ASSETS_LLM_MAX_RETRIES"),
-            "max_concurrency": _env("RAG_ASSETS_LLM_MAX_CONCURRENCY"),
-            "max_calls": _env("RAG_ASSETS_LLM_MAX_CALLS"),
-        }
-        return cls(**{k: v for k, v in values.items() if v is not None})
+    def from_env(cls, base: dict | None = None) -> LLMSettings:
+        """`base` (e.g. rag_collections.yaml's `llm:` section) under the environment's values."""
+        return cls(**{**(base or {}), **env_values()})
+
+
+def env_values() -> dict[str, str]:
+    """Only the settings the environment sets, so they can override a file's values."""
+    values = {
+        "base_url": _env("RAG_ASSETS_LLM_BASE_URL"),
+        "api_key_env": _env("RAG_ASSETS_LLM_API_KEY_ENV"),
+        "model": _env("RAG_ASSETS_LLM_MODEL"),
+        "vision_model": _env("RAG_ASSETS_VISION_MODEL"),
+        "timeout_s": _env("RAG_ASSETS_LLM_TIMEOUT_S"),
+        "max_retries": _env("RAG_ASSETS_LLM_MAX_RETRIES"),
+        "max_concurrency": _env("RAG_ASSETS_LLM_MAX_CONCURRENCY"),
+        "max_calls": _env("RAG_ASSETS_LLM_MAX_CALLS"),
+    }
+    return {k: v for k, v in values.items() if v is not None}

@@ -14,7 +14,9 @@
         options: {internal_notes: drop}
 
 The first collection whose glob matches a document's path under the inbox
-wins; `defaults` (then the runtime settings) fill what it leaves out.
+wins; `defaults` (then the runtime settings) fill what it leaves out. An `llm:`
+section holds the LLM settings (`base_url`, `model`, `vision_model`,
+`max_calls`, ...), under the `RAG_ASSETS_LLM_*` environment variables.
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ class CollectionDefaults(BaseModel, extra="forbid"):
 class CollectionsConfig(BaseModel, extra="forbid"):
     defaults: CollectionDefaults = Field(default_factory=CollectionDefaults)
     collections: list[CollectionRule] = Field(default_factory=list)
+    # LLM settings (base_url, model, vision_model, max_calls, ...); the environment overrides them.
+    llm: dict = Field(default_factory=dict)
 
 
 class DocumentPlan(BaseModel):
