@@ -54,7 +54,9 @@ def build_defs(settings: Settings) -> Definitions:
             "json_io_manager": JsonIOManagerFactory(base_path=root),
             "parquet_io_manager": ParquetIOManagerFactory(base_path=root),
             "inbox": InboxResource(
-                inbox_dir=str(settings.inbox_dir), raw_dir=str(settings.raw_dir)
+                inbox_dir=str(settings.inbox_dir),
+                raw_dir=str(settings.raw_dir),
+                figures_dir=str(settings.data_dir / "figures"),
             ),
             "parser": ParserResource(docling_artifacts_path=settings.docling_artifacts_path),
             "collections": CollectionsResource(

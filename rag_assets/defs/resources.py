@@ -18,10 +18,11 @@ from rag_assets.sources.collections import (
 
 
 class InboxResource(ConfigurableResource):
-    """The watched folder of documents and where their fixed copies are kept."""
+    """The watched folder of documents, where their fixed copies and figure images are kept."""
 
     inbox_dir: str
     raw_dir: str
+    figures_dir: str
 
     @property
     def inbox(self) -> Path:

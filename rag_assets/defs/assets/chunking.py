@@ -13,8 +13,14 @@ from rag_assets.contracts.tabular import from_arrow, to_arrow, to_records
 from rag_assets.defs.checks import CHUNK_CHECKS, result, specs
 from rag_assets.defs.metadata import chunk_preview, seconds
 from rag_assets.defs.partitions import documents_partitions
-from rag_assets.defs.resources import CollectionsResource, EmbeddingResource, LLMResource
+from rag_assets.defs.resources import (
+    CollectionsResource,
+    EmbeddingResource,
+    InboxResource,
+    LLMResource,
+)
 from rag_assets.errors import ConfigurationError
+from rag_assets.figures import export_figures
 from rag_assets.quality.chunks import (
     check_header_paths,
     check_ids_unique_and_deterministic,
@@ -95,6 +101,8 @@ def document_chunks(
     context: AssetExecutionContext,
     collections: CollectionsResource,
     embedding: EmbeddingResource,
+    inbox: InboxResource,
+    raw_documents: RawDocument,
     normalized_documents: StandardizedDocument,
     table_markdown: pa.Table,
 ):
@@ -111,6 +119,9 @@ def document_chunks(
     chunks = template.chunk(doc, counter)
     if template.options.neighbour_ids:
         chunks = link_neighbours(chunks)
+    if raw_documents.file_format == "pdf":
+        figures_dir = Path(inbox.figures_dir) / raw_documents.doc_id
+        chunks = export_figures(chunks, Path(raw_documents.stored_path), figures_dir)
     table = to_arrow(chunks, ChunkRow)
     records = to_records(table, ChunkRow)
     tokens = [c.token_count for c in chunks]
