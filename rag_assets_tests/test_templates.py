@@ -14,8 +14,10 @@ from pydantic import ValidationError
 
 from rag_assets.contracts.chunk import ChunkRow, chunk_id_for
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
+from rag_assets.contracts.tabular import to_arrow, to_records
 from rag_assets.errors import ConfigurationError
 from rag_assets.normalize.markdown import assemble_markdown
+from rag_assets.quality.chunks import check_header_paths
 from rag_assets.templates import registry
 from rag_assets.templates.base import ChunkTemplate, TemplateOptions, link_neighbours
 from rag_assets.templates.fixed import FixedTemplate
@@ -537,3 +539,21 @@ def test_neighbour_ids_link_every_chunk_to_the_ones_beside_it() -> None:
     assert linked[0].metadata["next_chunk_id"] == rows[1].chunk_id
     assert linked[1].metadata["prev_chunk_id"] == rows[0].chunk_id
     assert build_template("semantic", {"neighbour_ids": True}).options.neighbour_ids
+
+
+def test_header_path_separator_is_configurable_and_checked_with_it() -> None:
+    doc = make_doc(
+        [
+            ("heading", "# A", 1, 1),
+            ("heading", "## I/O", 2, 1),
+            ("heading", "### C", 3, 1),
+            ("paragraph", "x", None, 1),
+        ]
+    )
+    rows = build_template("semantic", {"header_path_separator": "::"}).chunk(doc, APPROX)
+    assert [r.header_path for r in rows] == ["::", "::A::", "::A::I\u2215O::"]
+    records = to_records(to_arrow(rows, ChunkRow), ChunkRow)
+    assert check_header_paths(records, doc, separator="::").passed
+    assert not check_header_paths(records, doc).passed  # read with "/", "::A::" is not a path
+    with pytest.raises(ConfigurationError, match="header_path_separator"):
+        build_template("semantic", {"header_path_separator": "a b"})

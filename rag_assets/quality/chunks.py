@@ -7,7 +7,12 @@ from pydantic import ValidationError
 from rag_assets.contracts.chunk import ChunkRow, chunk_id_for
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.quality.outcome import CheckOutcome, outcome
-from rag_assets.templates.base import header_path_for, heading_level, heading_title
+from rag_assets.templates.base import (
+    header_path_for,
+    heading_level,
+    heading_title,
+    with_separator,
+)
 
 
 def check_metadata_complete(records: list[dict], doc_id: str) -> CheckOutcome:
@@ -72,7 +77,10 @@ def _in_text_order(path: list[str], markdown: str) -> bool:
 
 
 def check_header_paths(
-    records: list[dict], doc: StandardizedDocument, headings_from_text: bool = False
+    records: list[dict],
+    doc: StandardizedDocument,
+    headings_from_text: bool = False,
+    separator: str = "/",
 ) -> CheckOutcome:
     heading_levels = [
         (heading_title(e), heading_level(e)) for e in doc.elements if e.type in ("title", "heading")
@@ -81,12 +89,13 @@ def check_header_paths(
     for r in records:
         where = f"chunk {r['chunk_index']}"
         path, headings = r.get("header_path") or "", list(r.get("headings") or [])
-        if not (path.startswith("/") and path.endswith("/")) or "//" in path:
-            problems.append(f"{where}: header_path {path!r} is not '/' or '/A/B/'")
+        sep = separator
+        if not (path.startswith(sep) and path.endswith(sep)) or sep * 2 in path:
+            problems.append(f"{where}: header_path {path!r} is not '{sep}' or '{sep}A{sep}B{sep}'")
             continue
-        if headings and path != header_path_for(headings[:-1]):
+        if headings and path != with_separator(header_path_for(headings[:-1]), sep):
             problems.append(f"{where}: header_path {path!r} does not match headings {headings}")
-        elif not headings and path != "/":
+        elif not headings and path != sep:
             problems.append(f"{where}: header_path {path!r} without headings")
         elif headings_from_text and not _in_text_order(headings, doc.markdown):
             problems.append(f"{where}: headings {headings} do not occur in the document's text")

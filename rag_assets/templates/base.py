@@ -30,6 +30,8 @@ class TemplateOptions(BaseModel):
     overlap_tokens: int = Field(default=32, ge=0)
     # Adds metadata prev_chunk_id / next_chunk_id, for retrievers that widen a hit's context.
     neighbour_ids: bool = False
+    # Between the titles of header_path ("/A/B/" by default, "::A::B::" with "::").
+    header_path_separator: str = Field(default="/", pattern=r"^[^\w\s]{1,3}$")
 
     @model_validator(mode="after")
     def _overlap_below_max(self) -> TemplateOptions:
@@ -111,7 +113,7 @@ class ChunkTemplate(ABC):
             template=self.name,
             chunk_index=chunk_index,
             text=text,
-            header_path=header_path,
+            header_path=with_separator(header_path, self.options.header_path_separator),
             headings=list(headings),
             chunk_type=chunk_type,
             # Formats without pages (Markdown, HTML, DOCX) cite no page at all.
@@ -145,6 +147,11 @@ def heading_level(element: DocumentElement) -> int:
 def heading_line(element: DocumentElement) -> str:
     """The heading as a markdown line, e.g. `## 1.1 Scope`."""
     return "#" * heading_level(element) + " " + heading_title(element)
+
+
+def with_separator(header_path: str, separator: str) -> str:
+    """A "/" path in another separator: unambiguous, since titles carry no "/" (see below)."""
+    return header_path if separator == "/" else header_path.replace("/", separator)
 
 
 def header_path_for(ancestors: Sequence[str]) -> str:

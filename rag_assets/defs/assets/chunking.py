@@ -150,6 +150,9 @@ def document_chunks(
     yield result("chunk_metadata_complete", check_metadata_complete(records, doc.doc_id))
     yield result("chunk_ids_unique_deterministic", check_ids_unique_and_deterministic(records))
     yield result(
-        "header_paths_consistent", check_header_paths(records, doc, template.headings_from_text)
+        "header_paths_consistent",
+        check_header_paths(
+            records, doc, template.headings_from_text, template.options.header_path_separator
+        ),
     )
     yield result("pages_within_document", check_pages_within_document(records, doc.page_count))
