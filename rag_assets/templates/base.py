@@ -78,6 +78,7 @@ class ChunkTemplate(ABC):
     headings_from_text: ClassVar[bool] = False
     # Templates with options of their own subclass TemplateOptions and name it here.
     options_class: ClassVar[type[TemplateOptions]] = TemplateOptions
+    uses_llm: ClassVar[bool] = False  # True: the constructor takes `llm`, an LLMClient or None
 
     def __init__(self, options: TemplateOptions | None = None) -> None:
         self.options = options or TemplateOptions()

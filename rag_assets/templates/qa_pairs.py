@@ -21,18 +21,35 @@ None without pages) and `contains_internal_note`; a pair's chunks add `question_
 `question_index` (from 0 in the document), `question_text` and `answer_contains_table`
 (this chunk's part of the answer holds a table); other chunks add `contains_table`.
 
+An LLM can read the structure instead (qa/llm_structure.py), given a client: by option
+`llm_structure`, never ("off"), only when the markers give fewer than two questions or
+speaking notes ("fallback", the default), or for every document ("always"). Its units are
+cut from the IR like the regex path's, so chunks keep exact pages and offsets. Rows then
+add `structure_source` ("regex" | "llm"); "llm" rows add `llm_dropped_questions` (the
+model's questions not found in the text) and `llm_truncated` (the model saw only
+`llm_max_chars` of the text). When the LLM was asked but its reading is not used (failed
+call, answer not JSON of the schema, no questions or speaking notes found), the regex
+path is used and every row says why in `llm_fallback_reason`. Without a client the
+template is the regex template and says nothing about an LLM.
+
 A document without questions or speaking notes is chunked by `semantic`, rows still
 named `qa_pairs` (so ids stay sha256(doc, "qa_pairs", index, text) and the template
-version marks them stale) and marked `template_fallback` in their metadata.
+version marks them stale) and marked `template_fallback` in their metadata (and
+`llm_fallback_reason`, when an LLM was asked), but no `structure_source`: no Q&A
+structure was read.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
+
+from pydantic import Field
 
 from rag_assets.contracts.chunk import ChunkRow, ChunkType
 from rag_assets.contracts.ir import StandardizedDocument
+from rag_assets.llm import BudgetExceeded, LLMClient, LLMError, LLMUnavailable
 from rag_assets.templates.base import ElementSpan, TemplateOptions, header_path_for
+from rag_assets.templates.qa.llm_structure import DEFAULT_MAX_CHARS, PROMPT_VERSION, llm_units
 from rag_assets.templates.qa.segments import (
     Segment,
     blocks,
@@ -44,12 +61,19 @@ from rag_assets.templates.semantic import BLOCK_SEPARATOR, SemanticTemplate, _Pi
 from rag_assets.templates.tokens import TokenCounter
 
 FALLBACK_NOTE = "semantic: no Q&A markers found"
+# Fewer questions and speaking notes than this from the markers: "fallback" asks the LLM.
+REGEX_MIN_SECTIONS = 2
+NOTHING_FOUND = "LLM found no questions or speaking notes in the text"
 
 
 class QAPairsOptions(TemplateOptions):
     # Internal notes ([內部參考…], [內部補充資料…]) are briefing material for officials;
     # "drop" keeps them out of the index.
     internal_notes: Literal["keep", "drop"] = "keep"
+    # Whether a client's LLM reads the structure: never, when the markers fail, or always.
+    llm_structure: Literal["off", "fallback", "always"] = "fallback"
+    # The most of the document the LLM sees (characters); the rest is chunked as narrative.
+    llm_max_chars: int = Field(default=DEFAULT_MAX_CHARS, ge=1_000)
 
 
 class QAPairsTemplate(SemanticTemplate):
@@ -60,29 +84,55 @@ class QAPairsTemplate(SemanticTemplate):
     """
 
     name = "qa_pairs"
-    version = "1"
+    # The prompt's version is part of the template's: a new prompt reads documents anew.
+    version = f"2+prompt{PROMPT_VERSION}"
     headings_from_text = True
+    uses_llm = True
     options_class = QAPairsOptions
     options: QAPairsOptions
 
-    def __init__(self, options: TemplateOptions | None = None) -> None:
+    def __init__(
+        self, options: TemplateOptions | None = None, *, llm: LLMClient | None = None
+    ) -> None:
         # Plain TemplateOptions (sizes only) take this template's defaults for the rest.
         given = (options or QAPairsOptions()).model_dump()
         super().__init__(QAPairsOptions.model_validate(given))
+        self.llm = llm
 
     def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]:
-        units = read_units(doc)
-        if not any(isinstance(unit, Pair | Bullet) for unit in units):
-            return [
-                row.model_copy(
-                    update={"metadata": {**row.metadata, "template_fallback": FALLBACK_NOTE}}
-                )
-                for row in super().chunk(doc, counter)
-            ]
+        units, source = self._structure(doc)
+        if not _structured(units):
+            note = {"template_fallback": FALLBACK_NOTE}
+            if reason := source.get("llm_fallback_reason"):
+                note["llm_fallback_reason"] = reason
+            return _annotated(super().chunk(doc, counter), note)
         rows: list[ChunkRow] = []
         for unit in units:
             rows.extend(self._unit_rows(doc, unit, counter, len(rows)))
-        return rows
+        return _annotated(rows, source)
+
+    def _structure(self, doc: StandardizedDocument) -> tuple[list[Unit], dict[str, Any]]:
+        """The units to chunk, and the metadata saying where they come from."""
+        units = read_units(doc)
+        if self.llm is None or not self._llm_wanted(units):
+            return units, {"structure_source": "regex"}
+        try:
+            found = llm_units(doc, self.llm, self.options.llm_max_chars)
+        except LLMError as error:
+            return units, {"structure_source": "regex", "llm_fallback_reason": _failure(error)}
+        if not _structured(found.units):
+            reason = f"{NOTHING_FOUND} ({found.dropped_questions} questions not in the text)"
+            return units, {"structure_source": "regex", "llm_fallback_reason": reason}
+        return found.units, {
+            "structure_source": "llm",
+            "llm_dropped_questions": found.dropped_questions,
+            "llm_truncated": found.truncated,
+        }
+
+    def _llm_wanted(self, regex_units: list[Unit]) -> bool:
+        mode = self.options.llm_structure
+        found = sum(isinstance(unit, Pair | Bullet) for unit in regex_units)
+        return mode == "always" or (mode == "fallback" and found < REGEX_MIN_SECTIONS)
 
     def _unit_rows(
         self, doc: StandardizedDocument, unit: Unit, counter: TokenCounter, first_index: int
@@ -190,6 +240,24 @@ class QAPairsTemplate(SemanticTemplate):
             for piece in self._pieces(index, block, line, counter)
         ]
         return self._pack(pieces, line, counter) if pieces else [[]]
+
+
+def _structured(units: list[Unit]) -> bool:
+    """Units holding questions or speaking notes; without any, semantic chunks the text."""
+    return any(isinstance(unit, Pair | Bullet) for unit in units)
+
+
+def _annotated(rows: list[ChunkRow], extra: dict[str, Any]) -> list[ChunkRow]:
+    # Metadata is not part of a chunk id: adding to it keeps ids as they are.
+    return [row.model_copy(update={"metadata": {**row.metadata, **extra}}) for row in rows]
+
+
+def _failure(error: LLMError) -> str:
+    if isinstance(error, LLMUnavailable):
+        return f"LLM unavailable: {error.reason}"
+    if isinstance(error, BudgetExceeded):
+        return f"LLM call refused: {error.reason}"
+    return error.reason  # the answer's fault: "invalid JSON: …", "empty answer", …
 
 
 def _spans(run: list[_Piece]) -> list[ElementSpan]:

@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from rag_assets.errors import ConfigurationError
+from rag_assets.llm import LLMClient
 from rag_assets.templates.base import ChunkTemplate, TemplateOptions
 from rag_assets.templates.clauses import ClausesTemplate
 from rag_assets.templates.fixed import FixedTemplate
@@ -70,11 +71,15 @@ def get_template(name: str, options: TemplateOptions | None = None) -> ChunkTemp
     return template_class(name)(options)
 
 
-def build_template(name: str, options: Mapping[str, Any] | None = None) -> ChunkTemplate:
-    """A template with options given as plain values (from settings or rag_collections.yaml)."""
+def build_template(
+    name: str, options: Mapping[str, Any] | None = None, llm: LLMClient | None = None
+) -> ChunkTemplate:
+    """A template with options given as plain values (from settings or rag_collections.yaml),
+    and the LLM client when the template uses one."""
     cls = template_class(name)
     try:
-        return cls(cls.options_class.model_validate(dict(options or {})))
+        validated = cls.options_class.model_validate(dict(options or {}))
+        return cls(validated, llm=llm) if cls.uses_llm else cls(validated)
     except ValidationError as error:
         raise ConfigurationError(f"template {name!r}: invalid options: {error}") from error
 

@@ -1,11 +1,21 @@
-"""`auto`: choose a document's template by what its text shows."""
+"""`auto`: choose a document's template by what its text shows.
+
+The markers decide (question, clause, spec patterns), unless an LLM client is given: then
+the model classifies a short excerpt (title, headings, the text's start) into one of the
+registered templates, and its choice stands when its confidence reaches `min_confidence`.
+Otherwise the markers' choice stands, its reason saying what the LLM said or why it failed.
+"""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
+from pydantic import BaseModel, Field
+
 from rag_assets.contracts.ir import StandardizedDocument
+from rag_assets.llm import LLMClient, LLMError
+from rag_assets.templates.base import heading_title
 from rag_assets.templates.numbering import marker_at
 from rag_assets.templates.qa.markers import question_start
 from rag_assets.templates.registry import available_templates
@@ -17,6 +27,32 @@ QA_MIN_MARKERS = 2
 CLAUSE_MIN_MARKERS = 3
 SPEC_MIN_TABLES = 2
 SPEC_MIN_NUMBERED_HEADINGS = 3
+
+# What the LLM sees of a document.
+EXCERPT_CHARS = 3000
+EXCERPT_HEADINGS = 40
+REASON_MAX_CHARS = 200
+# Built-in templates as the model is told about them; plugins are listed by name only.
+TEMPLATE_DESCRIPTIONS = {
+    "qa_pairs": "briefing papers, FAQs, question-and-answer lists: one chunk per question",
+    "clauses": "statutes, regulations, contracts: numbered articles or clauses (第X条, Article N)",
+    "spec": "technical specifications, datasheets: numbered sections with many register tables",
+    "semantic": "prose under headings (manuals, reports, articles): chunks follow sections",
+    "fixed": "fixed-size token windows, for text without usable structure",
+}
+CLASSIFY_PROMPT = """\
+Choose how to chunk this document for retrieval: the one template below that fits it best.
+{templates}
+
+Answer with the template's name, your confidence from 0 to 1, and a one-line reason.
+
+Title: {title}
+Headings:
+{headings}
+
+The text begins:
+{text}
+"""
 
 
 @dataclass(frozen=True)
@@ -49,12 +85,59 @@ def _auto(doc: StandardizedDocument) -> TemplateChoice:
     return TemplateChoice("semantic", "auto: no Q&A, clause or spec pattern found")
 
 
-def choose_template(doc: StandardizedDocument, requested: str) -> TemplateChoice:
+class TemplateGuess(BaseModel):
+    template: str = Field(description="one of the template names listed")
+    confidence: float = Field(ge=0, le=1)
+    reason: str = Field(description="one line: what in the text decides it")
+
+
+def choose_template(
+    doc: StandardizedDocument,
+    requested: str,
+    llm: LLMClient | None = None,
+    min_confidence: float = 0.7,
+) -> TemplateChoice:
     if requested != "auto":
         return TemplateChoice(requested, "configured")
     choice = _auto(doc)
     if choice.template not in available_templates():
-        return TemplateChoice(
+        choice = TemplateChoice(
             "semantic", f"{choice.reason}, but {choice.template!r} is not installed"
         )
-    return choice
+    return choice if llm is None else _ask_llm(doc, llm, choice, min_confidence)
+
+
+def _ask_llm(
+    doc: StandardizedDocument, llm: LLMClient, regex: TemplateChoice, min_confidence: float
+) -> TemplateChoice:
+    """The LLM's choice when it is sure enough of a registered template; else `regex`."""
+    names = available_templates()
+    messages = [{"role": "user", "content": _classify_prompt(doc, names)}]
+    try:
+        guess = llm.chat_json(messages, TemplateGuess)
+    except LLMError as error:
+        return TemplateChoice(regex.template, f"{regex.reason} (LLM failed: {error.reason})")
+    said = f"LLM said {guess.template} at {guess.confidence:g}"
+    if guess.template not in names:
+        return TemplateChoice(regex.template, f"{regex.reason} ({said}, not a registered template)")
+    if guess.confidence < min_confidence:
+        return TemplateChoice(regex.template, f"{regex.reason} ({said}, below {min_confidence:g})")
+    reason = " ".join(guess.reason.split())[:REASON_MAX_CHARS]
+    return TemplateChoice(
+        guess.template, f"llm: {reason} ({guess.template} at {guess.confidence:g}; {regex.reason})"
+    )
+
+
+def _classify_prompt(doc: StandardizedDocument, names: list[str]) -> str:
+    titles = [heading_title(element) for element in doc.headings()]
+    title = doc.title or (titles[0] if titles else "(none)")
+    templates = "\n".join(
+        f"- {name}: {TEMPLATE_DESCRIPTIONS[name]}" if name in TEMPLATE_DESCRIPTIONS else f"- {name}"
+        for name in names
+    )
+    return CLASSIFY_PROMPT.format(
+        templates=templates,
+        title=title,
+        headings="\n".join(titles[:EXCERPT_HEADINGS]) or "(none)",
+        text=doc.markdown[:EXCERPT_CHARS],
+    )
