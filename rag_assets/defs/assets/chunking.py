@@ -102,6 +102,7 @@ def document_chunks(
     collections: CollectionsResource,
     embedding: EmbeddingResource,
     inbox: InboxResource,
+    llm: LLMResource,
     raw_documents: RawDocument,
     normalized_documents: StandardizedDocument,
     table_markdown: pa.Table,
@@ -109,9 +110,11 @@ def document_chunks(
     started = time.perf_counter()
     doc = with_table_markdown(normalized_documents, from_arrow(table_markdown, TableMarkdown))
     plan = collections.plan(doc.source_path)
-    choice = choose_template(doc, plan.template)
+    client = llm.client()
+    calls_before = client.usage.calls if client else 0
+    choice = choose_template(doc, plan.template, llm=client)
     try:
-        template = build_template(choice.template, plan.options)
+        template = build_template(choice.template, plan.options, llm=client)
     except ConfigurationError as error:
         raise Failure(description=f"{doc.source_path}: {error}", allow_retries=False) from error
     context.log.info(f"{doc.source_path}: template {choice.template} ({choice.reason})")
@@ -131,6 +134,7 @@ def document_chunks(
         metadata={
             "template": f"{template.name} v{template.version}",
             "template_reason": choice.reason,
+            "llm_calls": (client.usage.calls - calls_before) if client else 0,
             "collection": plan.collection or "(settings)",
             "template_options": MetadataValue.json(template.options.model_dump()),
             "chunks": len(chunks),

@@ -1,4 +1,4 @@
-"""The vision path inside the asset graph, against a local OpenAI-compatible server."""
+"""The LLM inside the asset graph (vision tables, template choice), against a local OpenAI-compatible server."""
 
 from pathlib import Path
 
@@ -103,3 +103,27 @@ def test_without_an_endpoint_vision_is_off_and_says_so(pump_pdf, tmp_path, monke
     ].asset_materialization.metadata
     assert metadata["vision"].value.startswith("vision: off")
     assert metadata["methods"].value == {"structure": 1}
+
+
+def test_auto_asks_the_llm_for_the_template_and_says_so(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAG_ASSETS_LLM_API_KEY", KEY)
+    guide = tmp_path / "handover.md"
+    guide.write_text(
+        "# Shift handover\n\nQuestion: Who signs the log?\n\nThe shift lead signs it.\n"
+    )
+    with serve_stub() as stub:
+        stub.default = Behaviour(
+            text='{"template": "semantic", "confidence": 0.92, "reason": "a short guide"}'
+        )
+        monkeypatch.setenv("RAG_ASSETS_LLM_BASE_URL", stub.base_url)
+        monkeypatch.setenv("RAG_ASSETS_LLM_MODEL", "stub-chat")
+        settings = Settings(data_dir=tmp_path / "data", template="auto")
+        instance = DagsterInstance.ephemeral()
+        (outcome,) = ingest(settings, [guide], instance=instance)
+    assert outcome.success and outcome.template == "semantic v1", outcome.summary()
+    assert stub.calls == 1 and stub.requests[0].model == "stub-chat"
+    metadata = _materializations(instance, "document_chunks", outcome.doc_id)[
+        0
+    ].asset_materialization.metadata
+    assert metadata["template_reason"].value.startswith("llm: a short guide (semantic at 0.92")
+    assert metadata["llm_calls"].value == 1
