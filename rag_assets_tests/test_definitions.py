@@ -34,7 +34,11 @@ def test_every_asset_is_partitioned_per_document_with_a_code_version(tmp_path):
     upstream = {
         name: {k.to_user_string() for k in graph.get(AssetKey(name)).parent_keys} for name in ASSETS
     }
-    assert upstream["document_chunks"] == {"raw_documents", "normalized_documents", "table_markdown"}
+    assert upstream["document_chunks"] == {
+        "raw_documents",
+        "normalized_documents",
+        "table_markdown",
+    }
     assert upstream["table_markdown"] == {"raw_documents", "normalized_documents"}
     assert upstream["vector_index"] == {"document_chunks", "chunk_embeddings"}
 

@@ -1,5 +1,7 @@
 """Figure placeholders get their image cropped from the PDF, and re-runs leave no stale image."""
 
+from pathlib import Path
+
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.figures import export_figures
 from rag_assets_tests.conftest import REPO_ROOT
@@ -37,6 +39,6 @@ def test_each_figure_is_exported_and_named_in_its_chunk(tmp_path):
     exported = export_figures([figure, no_box, text], SPEC, out)
     assert [c.chunk_id for c in exported] == ["c0", "c1", "c2"]
     image = exported[0].metadata["image_path"]
-    assert image.endswith("Figure-1-1.png") and open(image, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+    assert image.endswith("Figure-1-1.png") and Path(image).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "image_path" not in exported[1].metadata and "image_path" not in exported[2].metadata
     assert sorted(p.name for p in out.iterdir()) == ["Figure-1-1.png"]
