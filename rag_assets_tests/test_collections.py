@@ -12,6 +12,7 @@ from rag_assets.settings import Settings
 from rag_assets.sources.collections import RuntimeChoices, load_collections, plan_document
 from rag_assets.templates.registry import build_template
 from rag_assets.templates.select import TemplateChoice, choose_template
+from rag_assets.templates.tokens import ApproxTokenCounter
 from rag_assets_tests.conftest import REPO_ROOT
 
 YAML = """
@@ -164,3 +165,15 @@ def test_llm_settings_come_from_the_file_under_the_environment(tmp_path, monkeyp
     (tmp_path / "rag_collections.yaml").write_text("llm:\n  api_key: sk-in-a-file\n")
     with pytest.raises(ConfigurationError, match="invalid `llm:` settings"):
         llm_settings(settings)
+
+
+@pytest.mark.slow
+def test_unbalanced_fence_and_hash_without_space_through_parser_and_semantic(tmp_path):
+    path = tmp_path / "notes.md"
+    path.write_text(
+        "# Notes\n\n#hashtag is text\n\n## Setup\n\n```bash\n# not a heading\nmake install\n"
+    )
+    doc = parse_file(path, ParserRouter()).document
+    rows = build_template("semantic", {}).chunk(doc, ApproxTokenCounter())
+    assert [r.headings for r in rows] == [["Notes"], ["Notes", "Setup"]]
+    assert "#hashtag is text" in rows[0].text and "# not a heading" in rows[1].text
