@@ -21,16 +21,9 @@ import pytest
 
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
-from rag_assets.contracts.tabular import to_arrow, to_records
 from rag_assets.normalize.docling_adapter import docling_to_ir
 from rag_assets.normalize.markdown import assemble_markdown
 from rag_assets.parsers.docling import DoclingParser
-from rag_assets.quality.chunks import (
-    check_header_paths,
-    check_ids_unique_and_deterministic,
-    check_metadata_complete,
-    check_pages_within_document,
-)
 from rag_assets.templates.base import TemplateOptions
 from rag_assets.templates.clauses import ClausesTemplate
 from rag_assets.templates.numbering import (
@@ -40,6 +33,7 @@ from rag_assets.templates.numbering import (
     roman_numeral_value,
 )
 from rag_assets.templates.tokens import ApproxTokenCounter
+from rag_assets_tests.builders import assert_blocking_checks_pass
 
 APPROX = ApproxTokenCounter()
 LAW = "legal/劳动合同法(2012-12-28).md"
@@ -67,19 +61,8 @@ def make_doc(items: list[Item], doc_id: str = "doc-1") -> StandardizedDocument:
 def clauses(doc: StandardizedDocument, max_tokens: int = 512, overlap: int = 0) -> list[ChunkRow]:
     options = TemplateOptions(max_tokens=max_tokens, overlap_tokens=overlap)
     rows = ClausesTemplate(options).chunk(doc, APPROX)
-    assert_blocking_checks_pass(rows, doc)
+    assert_blocking_checks_pass(rows, doc, headings_from_text=True)
     return rows
-
-
-def assert_blocking_checks_pass(rows: list[ChunkRow], doc: StandardizedDocument) -> None:
-    records = to_records(to_arrow(rows, ChunkRow), ChunkRow)
-    outcomes = [
-        check_metadata_complete(records, doc.doc_id),
-        check_ids_unique_and_deterministic(records),
-        check_header_paths(records, doc, headings_from_text=ClausesTemplate.headings_from_text),
-        check_pages_within_document(records, doc.page_count),
-    ]
-    assert [o.description for o in outcomes if not o.passed] == []
 
 
 def clause_rows(rows: list[ChunkRow]) -> list[ChunkRow]:

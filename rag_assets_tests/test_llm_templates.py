@@ -23,9 +23,12 @@ from rag_assets.templates.qa_pairs import (
 from rag_assets.templates.registry import build_template
 from rag_assets.templates.select import TemplateChoice, choose_template
 from rag_assets.templates.semantic import SemanticTemplate
+from rag_assets.templates.tokens import ApproxTokenCounter
 from rag_assets_tests import legco_paper as paper
+from rag_assets_tests.builders import Item, assert_blocking_checks_pass, make_doc
 from rag_assets_tests.openai_stub import Behaviour, OpenAIStub, serve_stub
-from rag_assets_tests.test_qa_pairs import APPROX, Item, assert_checks_pass, make_doc
+
+APPROX = ApproxTokenCounter()
 
 
 @pytest.fixture
@@ -48,7 +51,7 @@ def chunk(
 ) -> list[ChunkRow]:
     settings = QAPairsOptions(max_tokens=512, overlap_tokens=0, llm_structure=mode, **options)
     rows = QAPairsTemplate(settings, llm=llm).chunk(doc, APPROX)
-    assert_checks_pass(rows, doc)
+    assert_blocking_checks_pass(rows, doc, headings_from_text=True)
     return rows
 
 

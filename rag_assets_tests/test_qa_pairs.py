@@ -8,49 +8,25 @@ CJK character), so limits can be worked out by hand.
 from __future__ import annotations
 
 import re
+from functools import partial
 from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
 from rag_assets.contracts.chunk import ChunkRow, chunk_id_for
-from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
-from rag_assets.contracts.tabular import to_arrow, to_records
-from rag_assets.normalize.markdown import assemble_markdown
+from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.parsers.base import ParsedDocument
-from rag_assets.quality.chunks import (
-    check_header_paths,
-    check_ids_unique_and_deterministic,
-    check_metadata_complete,
-    check_pages_within_document,
-)
 from rag_assets.templates.base import TemplateOptions
 from rag_assets.templates.qa_pairs import FALLBACK_NOTE, QAPairsOptions, QAPairsTemplate
 from rag_assets.templates.semantic import SemanticTemplate
 from rag_assets.templates.tokens import ApproxTokenCounter
+from rag_assets_tests import builders
 from rag_assets_tests import legco_paper as paper
+from rag_assets_tests.builders import Item, assert_blocking_checks_pass
 
+make_doc = partial(builders.make_doc, doc_id="paper", source_path="inbox/paper.pdf")
 APPROX = ApproxTokenCounter()
-
-Item = tuple[str, str, int | None, int]  # (type, text, level, page)
-
-
-def make_doc(items: list[Item], doc_id: str = "paper") -> StandardizedDocument:
-    elements = [
-        DocumentElement(type=kind, text=text, level=level, page_start=page, page_end=page)
-        for kind, text, level, page in items
-    ]
-    markdown, placed = assemble_markdown(elements)
-    return StandardizedDocument(
-        doc_id=doc_id,
-        source_path="inbox/paper.pdf",
-        source_sha256="ab" * 32,
-        parser="test",
-        parser_version="0",
-        page_count=max((page for *_, page in items), default=None),
-        markdown=markdown,
-        elements=placed,
-    )
 
 
 def chunk(
@@ -58,19 +34,8 @@ def chunk(
 ) -> list[ChunkRow]:
     options = QAPairsOptions(max_tokens=max_tokens, overlap_tokens=overlap, internal_notes=notes)
     rows = QAPairsTemplate(options).chunk(doc, APPROX)
-    assert_checks_pass(rows, doc)
+    assert_blocking_checks_pass(rows, doc, headings_from_text=True)
     return rows
-
-
-def assert_checks_pass(rows: list[ChunkRow], doc: StandardizedDocument) -> None:
-    records = to_records(to_arrow(rows, ChunkRow), ChunkRow)
-    outcomes = [
-        check_metadata_complete(records, doc.doc_id),
-        check_ids_unique_and_deterministic(records),
-        check_header_paths(records, doc, headings_from_text=QAPairsTemplate.headings_from_text),
-        check_pages_within_document(records, doc.page_count),
-    ]
-    assert all(o.passed for o in outcomes), [o.description for o in outcomes if not o.passed]
 
 
 def pairs(rows: list[ChunkRow]) -> list[ChunkRow]:

@@ -13,16 +13,9 @@ from pydantic import ValidationError
 
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument, TableCell, TableData
-from rag_assets.contracts.tabular import to_arrow, to_records
 from rag_assets.normalize.markdown import assemble_markdown
 from rag_assets.normalize.pymupdf_adapter import pymupdf_to_ir
 from rag_assets.parsers.pymupdf import PyMuPDFParser
-from rag_assets.quality.chunks import (
-    check_header_paths,
-    check_ids_unique_and_deterministic,
-    check_metadata_complete,
-    check_pages_within_document,
-)
 from rag_assets.tables.structure import structure_markdown, with_table_markdown
 from rag_assets.tables.to_markdown import table_to_markdown
 from rag_assets.templates.base import TemplateOptions
@@ -30,6 +23,7 @@ from rag_assets.templates.semantic import SemanticTemplate
 from rag_assets.templates.spec import SpecOptions, SpecTemplate, spec_structure
 from rag_assets.templates.spec_parts.labels import find_references
 from rag_assets.templates.tokens import ApproxTokenCounter
+from rag_assets_tests.builders import assert_blocking_checks_pass
 
 APPROX = ApproxTokenCounter()
 CORPUS_SPEC = (
@@ -40,18 +34,6 @@ TABLE_3 = "[Table 3: Host Control Register (Offset 0x04)]"
 
 def spec(doc: StandardizedDocument, **options) -> list[ChunkRow]:
     return SpecTemplate(SpecOptions(**options)).chunk(doc, APPROX)
-
-
-def assert_chunk_checks(rows: list[ChunkRow], doc: StandardizedDocument) -> None:
-    """The blocking checks of document_chunks, on the rows as stored (Parquet round trip)."""
-    records = to_records(to_arrow(rows, ChunkRow), ChunkRow)
-    outcomes = [
-        check_metadata_complete(records, doc.doc_id),
-        check_ids_unique_and_deterministic(records),
-        check_header_paths(records, doc),
-        check_pages_within_document(records, doc.page_count),
-    ]
-    assert [o.description for o in outcomes if not o.passed] == []
 
 
 def of_type(rows: list[ChunkRow], chunk_type: str) -> list[ChunkRow]:
@@ -123,7 +105,7 @@ def test_corpus_register_row_is_a_key_value_chunk(
     assert (row.page_start, row.page_end, row.logical_unit) == (2, 2, "2.1")
     # The row's own line of the table in the IR markdown.
     assert corpus_doc.markdown[row.start_char : row.end_char].startswith("| 15:8 | Timeout")
-    assert_chunk_checks(corpus_rows, corpus_doc)
+    assert_blocking_checks_pass(corpus_rows, corpus_doc)
 
 
 def test_corpus_table_is_one_table_chunk_followed_by_its_rows(corpus_rows: list[ChunkRow]) -> None:
@@ -165,7 +147,7 @@ def test_corpus_reserved_rows_kept_or_dropped(corpus_doc: StandardizedDocument) 
     assert [i for i, *_ in table_3(dropped)] == [1, 2, 3, 4, 6, 7]
     assert not any(r.metadata["reserved"] for r in of_type(dropped, "table_row"))
     assert len(of_type(kept, "table_row")) - len(of_type(dropped, "table_row")) == 6
-    assert_chunk_checks(dropped, corpus_doc)
+    assert_blocking_checks_pass(dropped, corpus_doc)
 
 
 def test_corpus_glossary_terms(
@@ -272,7 +254,7 @@ def test_corpus_oversized_rows_are_cut_with_the_table_name_repeated(
     assert (first.metadata["part"], second.metadata["part"]) == (0, 1)
     assert first.metadata["row_index"] == second.metadata["row_index"] == 1
     assert second.metadata["references"] == ["Section 2.1.1"]
-    assert_chunk_checks(rows, corpus_doc)
+    assert_blocking_checks_pass(rows, corpus_doc)
 
 
 def test_corpus_chunks_are_deterministic(
@@ -310,7 +292,7 @@ def test_arxiv_results_table_rows_get_composite_keys(shared_fixtures: Path) -> N
     assert len(table_rows) == 7
     assert first.headings == ["5.1 Hyper Parameter Optimization"]
     assert spec_structure(doc).xrefs["Table 1"].section == "5.1 Hyper Parameter Optimization"
-    assert_chunk_checks(rows, doc)
+    assert_blocking_checks_pass(rows, doc)
 
 
 # --- hand-built IR: multi-level headers and footnotes -----------------------------------
@@ -357,7 +339,7 @@ def test_multi_level_header_becomes_composite_keys(text: str, source: str) -> No
         "[Table 5: Packet Layout] Field: Payload | Size / Bytes: 0-512 | Size / Bits: 0-4096",
     ]
     assert {r.metadata["table_source"] for r in rows} == {source}
-    assert_chunk_checks(spec(doc), doc)
+    assert_blocking_checks_pass(spec(doc), doc)
 
 
 def test_second_header_row_in_markdown_is_folded_into_the_keys() -> None:
@@ -404,7 +386,7 @@ def test_markdown_is_preferred_over_the_structure() -> None:
     # The text is no longer the IR's own, so the row points at the whole table element.
     table = doc.elements[1]
     assert (row.start_char, row.end_char) == (table.start_char, table.end_char)
-    assert_chunk_checks(rows, doc)
+    assert_blocking_checks_pass(rows, doc)
 
 
 def test_footnote_markers_attach_notes_to_the_rows_they_mark() -> None:
@@ -442,7 +424,7 @@ def test_footnote_markers_attach_notes_to_the_rows_they_mark() -> None:
         "[Table 3: Host Control Register] Bits: 5 | Field: ADMA2"
         " | Reset: 0 (Note: Hexadecimal unless marked 0b.)",
     ]
-    assert_chunk_checks(rows, doc)
+    assert_blocking_checks_pass(rows, doc)
 
 
 # --- hand-built IR: glossary forms ---------------------------------------------------------
@@ -490,7 +472,7 @@ def test_glossary_lines_bold_terms_and_two_column_tables() -> None:
         "## 11 Annex\n\nScope: not a glossary here.",
     ]
     assert not of_type(rows, "table") and not of_type(rows, "table_row")
-    assert_chunk_checks(rows, doc)
+    assert_blocking_checks_pass(rows, doc)
 
 
 # --- hand-built IR: figures -----------------------------------------------------------------
@@ -553,7 +535,7 @@ def test_figures_become_placeholders_with_caption_and_anchor() -> None:
     assert [r.chunk_type for r in rows] == ["text", "figure", "text", "figure"]
     assert rows[0].metadata["references"] == ["Figure 7-1"]
     assert list(spec_structure(doc).xrefs) == ["Section 7", "Figure 7-1", "Section 8", "Figure 8"]
-    assert_chunk_checks(rows, doc)
+    assert_blocking_checks_pass(rows, doc)
 
 
 # --- hand-built IR: page ranges ---------------------------------------------------------------
@@ -593,7 +575,7 @@ def test_page_ranges_route_pages_to_their_rules() -> None:
         ("text", "## 2.1 Control\n\nControl text.", 4),
     ]
     assert rows[2].metadata["references"] == ["Section 2.1"]
-    assert_chunk_checks(rows, doc)
+    assert_blocking_checks_pass(rows, doc)
 
 
 def test_toc_pages_build_the_toc_tree() -> None:

@@ -13,10 +13,9 @@ import pytest
 from pydantic import ValidationError
 
 from rag_assets.contracts.chunk import ChunkRow, chunk_id_for
-from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
+from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.contracts.tabular import to_arrow, to_records
 from rag_assets.errors import ConfigurationError
-from rag_assets.normalize.markdown import assemble_markdown
 from rag_assets.quality.chunks import check_header_paths
 from rag_assets.templates import registry
 from rag_assets.templates.base import ChunkTemplate, TemplateOptions, link_neighbours
@@ -29,28 +28,9 @@ from rag_assets.templates.registry import (
 )
 from rag_assets.templates.semantic import SemanticTemplate
 from rag_assets.templates.tokens import ApproxTokenCounter, TokenizerCounter, token_windows
+from rag_assets_tests.builders import Item, make_doc
 
 APPROX = ApproxTokenCounter()
-
-Item = tuple[str, str, int | None, int]  # (type, text, level, page)
-
-
-def make_doc(items: list[Item], doc_id: str = "doc-1") -> StandardizedDocument:
-    elements = [
-        DocumentElement(type=kind, text=text, level=level, page_start=page, page_end=page)
-        for kind, text, level, page in items
-    ]
-    markdown, placed = assemble_markdown(elements)
-    return StandardizedDocument(
-        doc_id=doc_id,
-        source_path="inbox/manual.pdf",
-        source_sha256="ab" * 32,
-        parser="test",
-        parser_version="0",
-        page_count=max((page for *_, page in items), default=None),
-        markdown=markdown,
-        elements=placed,
-    )
 
 
 def semantic(doc: StandardizedDocument, max_tokens: int = 512, overlap: int = 0) -> list[ChunkRow]:

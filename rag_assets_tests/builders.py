@@ -1,0 +1,48 @@
+"""Shared test helpers: hand-built IR documents and the blocking chunk checks on stored rows."""
+
+from rag_assets.contracts.chunk import ChunkRow
+from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
+from rag_assets.contracts.tabular import to_arrow, to_records
+from rag_assets.normalize.markdown import assemble_markdown
+from rag_assets.quality.chunks import (
+    check_header_paths,
+    check_ids_unique_and_deterministic,
+    check_metadata_complete,
+    check_pages_within_document,
+)
+
+Item = tuple[str, str, int | None, int]  # (type, text, level, page)
+
+
+def make_doc(
+    items: list[Item], doc_id: str = "doc-1", source_path: str = "inbox/manual.pdf"
+) -> StandardizedDocument:
+    elements = [
+        DocumentElement(type=kind, text=text, level=level, page_start=page, page_end=page)
+        for kind, text, level, page in items
+    ]
+    markdown, placed = assemble_markdown(elements)
+    return StandardizedDocument(
+        doc_id=doc_id,
+        source_path=source_path,
+        source_sha256="ab" * 32,
+        parser="test",
+        parser_version="0",
+        page_count=max((page for *_, page in items), default=None),
+        markdown=markdown,
+        elements=placed,
+    )
+
+
+def assert_blocking_checks_pass(
+    rows: list[ChunkRow], doc: StandardizedDocument, headings_from_text: bool = False
+) -> None:
+    """The blocking checks of document_chunks, on the rows as stored (Parquet round trip)."""
+    records = to_records(to_arrow(rows, ChunkRow), ChunkRow)
+    outcomes = [
+        check_metadata_complete(records, doc.doc_id),
+        check_ids_unique_and_deterministic(records),
+        check_header_paths(records, doc, headings_from_text=headings_from_text),
+        check_pages_within_document(records, doc.page_count),
+    ]
+    assert [o.description for o in outcomes if not o.passed] == []
