@@ -82,3 +82,29 @@ def test_webserver_serves_the_asset_graph(tmp_path):
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_dagster_validates_the_workspace(tmp_path):
+    env = {
+        **os.environ,
+        "DAGSTER_HOME": str(tmp_path),
+        "RAG_ASSETS_DATA_DIR": str(tmp_path / "data"),
+    }
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "dagster",
+            "definitions",
+            "validate",
+            "-w",
+            str(REPO_ROOT / "workspace.yaml"),
+        ],
+        env=env,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "All code locations passed validation" in result.stderr + result.stdout
