@@ -152,14 +152,11 @@ class QAPairsTemplate(SemanticTemplate):
         for run in self._packed(line, self._visible(pair.answer), counter):
             text = _render(line, run)
             metadata = {
-                "section_type": "qa",
-                "section_heading": _section_heading(pair.headings),
+                **_unit_metadata("qa", pair.headings, text, pages),
                 "question_id": pair.question_id,
                 "question_index": pair.index,
                 "question_text": pair.question_text,
                 "answer_contains_table": _has_table(run),
-                "contains_internal_note": has_internal_note(text),
-                "source_page_range": list(pages) if pages else None,
             }
             rows.append(
                 self.make_row(
@@ -203,11 +200,8 @@ class QAPairsTemplate(SemanticTemplate):
             chunk_type: ChunkType = "table" if single_table else "text"
             text = _render(line, run)
             metadata = {
-                "section_type": section_type,
-                "section_heading": _section_heading(unit.headings),
+                **_unit_metadata(section_type, unit.headings, text, pages),
                 "contains_table": _has_table(run),
-                "contains_internal_note": has_internal_note(text),
-                "source_page_range": list(pages) if pages else None,
             }
             rows.append(
                 self.make_row(
@@ -266,6 +260,18 @@ def _spans(run: list[_Piece]) -> list[ElementSpan]:
 
 def _has_table(run: list[_Piece]) -> bool:
     return any(piece.element.type == "table" for piece in run)
+
+
+def _unit_metadata(
+    section_type: str, headings: list[str], text: str, pages: tuple[int, int] | None
+) -> dict:
+    """What every Q&A, speaking-note and narrative chunk records."""
+    return {
+        "section_type": section_type,
+        "section_heading": _section_heading(headings),
+        "contains_internal_note": has_internal_note(text),
+        "source_page_range": list(pages) if pages else None,
+    }
 
 
 def _section_heading(headings: list[str]) -> str | None:
