@@ -114,6 +114,7 @@ class ChunkTemplate(ABC):
             template=self.name,
             chunk_index=chunk_index,
             text=text,
+            context_text=contextualize(doc.title, headings, text),
             header_path=with_separator(header_path, self.options.header_path_separator),
             headings=list(headings),
             chunk_type=chunk_type,
@@ -126,6 +127,23 @@ class ChunkTemplate(ABC):
             token_count=counter.count(text),
             metadata=metadata or {},
         )
+
+
+BREADCRUMB_SEPARATOR = " › "
+
+
+def contextualize(title: str | None, headings: Sequence[str], text: str) -> str:
+    """`Title › A › B` then the chunk's text: the context a question may name.
+
+    Titles already in the chunk's first line (its own heading) are not repeated.
+    """
+    first_line = text.lstrip().split("\n", 1)[0]
+    crumbs: list[str] = []
+    for part in [title or "", *headings]:
+        part = " ".join(part.split())
+        if part and part not in first_line and part not in crumbs:
+            crumbs.append(part)
+    return BREADCRUMB_SEPARATOR.join(crumbs) + "\n\n" + text if crumbs else text
 
 
 def body_elements(doc: StandardizedDocument) -> list[DocumentElement]:
