@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 DEFAULT_EMBEDDING_MODEL = "bundled:all-MiniLM-L6-v2"
 
@@ -36,6 +36,13 @@ class Settings(BaseModel):
     milvus_uri: str | None = None  # default: a Milvus Lite file under data_dir
     milvus_token: str | None = None
     text_analyzer: str = "standard"  # "standard" or "jieba" (Chinese collections)
+    # Rerank is off unless a model folder (or cached hub name) or a /rerank endpoint is set.
+    # The endpoint's key is read from RAG_ASSETS_RERANK_API_KEY when the client is made, never held here.
+    rerank_model: str | None = None  # with rerank_url: the model name sent to the endpoint
+    rerank_url: str | None = None  # the full endpoint, e.g. http://127.0.0.1:8080/v1/rerank
+    rerank_top_n: int = Field(default=20, ge=1)  # fused hits handed to the reranker
+    rerank_timeout_s: float = Field(default=10, gt=0)  # per HTTP attempt
+    rerank_max_retries: int = Field(default=2, ge=0)  # after timeouts, connection errors, 408/429/5xx
 
     @classmethod
     def from_env(cls, data_dir: str | Path | None = None) -> Settings:
@@ -52,6 +59,11 @@ class Settings(BaseModel):
             "milvus_uri": _env("RAG_ASSETS_MILVUS_URI"),
             "milvus_token": _env("RAG_ASSETS_MILVUS_TOKEN"),
             "text_analyzer": _env("RAG_ASSETS_TEXT_ANALYZER"),
+            "rerank_model": _env("RAG_ASSETS_RERANK_MODEL"),
+            "rerank_url": _env("RAG_ASSETS_RERANK_URL"),
+            "rerank_top_n": _env("RAG_ASSETS_RERANK_TOP_N"),
+            "rerank_timeout_s": _env("RAG_ASSETS_RERANK_TIMEOUT_S"),
+            "rerank_max_retries": _env("RAG_ASSETS_RERANK_MAX_RETRIES"),
         }
         return cls(
             data_dir=Path(root).expanduser().resolve(),
