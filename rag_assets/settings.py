@@ -42,7 +42,7 @@ class Settings(BaseModel):
     rerank_url: str | None = None  # the full endpoint, e.g. http://127.0.0.1:8080/v1/rerank
     rerank_top_n: int = Field(default=20, ge=1)  # fused hits handed to the reranker
     rerank_timeout_s: float = Field(default=10, gt=0)  # per HTTP attempt
-    rerank_max_retries: int = Field(default=2, ge=0)  # after timeouts, connection errors, 408/429/5xx
+    rerank_max_retries: int = Field(default=2, ge=0)  # on timeouts, connection errors, 408/429/5xx
 
     @classmethod
     def from_env(cls, data_dir: str | Path | None = None) -> Settings:
