@@ -1,4 +1,4 @@
-"""Write the sample corpus: three fictional documents about one made-up product and policy.
+"""Write the sample corpus: four fictional documents about one made-up product and its policies.
 
     python examples/build_corpus.py [OUT_DIR]    # default: examples/corpus/
 
@@ -579,6 +579,62 @@ def write_operator_guide(path: Path) -> None:
     path.write_text(OPERATOR_GUIDE, encoding="utf-8", newline="\n")
 
 
+# --------------------------------------------------------------- Markdown (Chinese)
+
+REMOTE_WORK_POLICY = """\
+# Acme 半导体有限公司远程办公管理办法
+
+编号 HR-12，自 2024 年 4 月 1 日起施行。本办法为虚构文件，专为 rag_assets 示例语料编写。
+
+## 第一章 总则
+
+第一条 为规范远程办公，保障信息安全和工作效率，制定本办法。
+
+第二条 本办法适用于公司全体正式员工。实习生和外包人员的远程办公由其所在部门另行规定。
+
+第三条 远程办公以自愿申请为原则，经直属经理批准后方可实施。
+
+## 第二章 申请与审批
+
+第四条 员工每周远程办公不得超过三天。试用期内的员工不得申请远程办公。
+
+第五条 员工应当至少提前两个工作日通过人力资源系统提交远程办公申请，注明远程办公的日期和地点。
+
+第六条 直属经理应当在一个工作日内审批。连续远程办公超过十个工作日的，还须经部门总监批准。
+
+## 第三章 工作要求
+
+第七条 远程办公期间，员工应当在核心工作时间上午十点至下午四点保持在线，并在十五分钟内回复工作消息。
+
+第八条 员工须通过公司 VPN 访问内部系统，不得使用公共无线网络处理机密资料。
+
+第九条 公司配发的笔记本电脑须开启全盘加密，锁屏时间不得超过五分钟。
+
+## 第四章 设备与补贴
+
+第十条 公司按月发放远程办公补贴，标准如下表：
+
+| 项目 | 标准 | 说明 |
+|------|------|------|
+| 网络补贴 | 每月 100 元 | 每月远程办公满四天方可领取 |
+| 电费补贴 | 每月 50 元 | 与网络补贴一并发放 |
+| 显示器 | 一次性 800 元 | 入职满一年的员工可申请一次 |
+| 办公椅 | 一次性 600 元 | 须提供发票 |
+
+第十一条 员工离职时，应当在最后工作日前归还公司配发的全部设备。
+
+## 第五章 附则
+
+第十二条 违反本办法第八条或第九条的，公司可以暂停其远程办公资格三个月。
+
+第十三条 本办法由人力资源部负责解释。
+"""
+
+
+def write_remote_work_policy(path: Path) -> None:
+    path.write_text(REMOTE_WORK_POLICY, encoding="utf-8", newline="\n")
+
+
 # -------------------------------------------------------------------------- DOCX
 
 
@@ -699,11 +755,12 @@ def write_travel_policy(path: Path) -> None:
 
 
 def build_corpus(out_dir: Path) -> list[Path]:
-    """Write the three documents into out_dir and return their paths."""
+    """Write the documents into out_dir and return their paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
     writers = {
         "host-controller-spec.pdf": write_spec_pdf,
         "operator-guide.md": write_operator_guide,
+        "remote-work-policy-zh.md": write_remote_work_policy,
         "travel-policy.docx": write_travel_policy,
     }
     paths = []
