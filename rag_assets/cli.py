@@ -24,8 +24,13 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     outcomes = ingest(_settings(args), [Path(p) for p in args.paths], log_level=log_level)
     for outcome in outcomes:
         print(outcome.summary())
-    failed = [o for o in outcomes if not o.success]
-    print(f"{len(outcomes) - len(failed)} of {len(outcomes)} documents indexed")
+    documents = [o for o in outcomes if not o.skipped]
+    failed = [o for o in documents if not o.success]
+    skipped = len(outcomes) - len(documents)
+    print(
+        f"{len(documents) - len(failed)} of {len(documents)} documents indexed"
+        + (f", {skipped} files skipped" if skipped else "")
+    )
     return 1 if failed else 0
 
 

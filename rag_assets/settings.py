@@ -7,6 +7,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from rag_assets.retrieval.fusion import FusionSettings
+
 DEFAULT_EMBEDDING_MODEL = "bundled:all-MiniLM-L6-v2"
 
 
@@ -33,9 +35,14 @@ class Settings(BaseModel):
     chunk_overlap_tokens: int = 32
     docling_artifacts_path: str | None = None
     embedding_model: str = DEFAULT_EMBEDDING_MODEL
+    # Comma-separated ISO 639-1 codes the model covers, "*" for any; unset: judged by its name.
+    embedding_languages: str | None = None
     milvus_uri: str | None = None  # default: a Milvus Lite file under data_dir
     milvus_token: str | None = None
-    text_analyzer: str = "standard"  # "standard" or "jieba" (Chinese collections)
+    text_analyzer: str = "jieba"  # BM25: "jieba" (Chinese and English alike) or "standard"
+    fusion: FusionSettings = Field(default_factory=FusionSettings)  # RAG_ASSETS_FUSION_*
+    # Symbolic links in the inbox that lead out of it are skipped unless this is on.
+    inbox_follow_symlinks: bool = False
     # Rerank is off unless a model folder (or cached hub name) or a /rerank endpoint is set.
     # The endpoint's key is read from RAG_ASSETS_RERANK_API_KEY when the client is made, never held here.
     rerank_model: str | None = None  # with rerank_url: the model name sent to the endpoint
@@ -56,9 +63,12 @@ class Settings(BaseModel):
             "chunk_overlap_tokens": _env("RAG_ASSETS_CHUNK_OVERLAP_TOKENS"),
             "docling_artifacts_path": _env("RAG_ASSETS_DOCLING_ARTIFACTS"),
             "embedding_model": _env("RAG_ASSETS_EMBEDDING_MODEL"),
+            "embedding_languages": _env("RAG_ASSETS_EMBEDDING_LANGUAGES"),
             "milvus_uri": _env("RAG_ASSETS_MILVUS_URI"),
             "milvus_token": _env("RAG_ASSETS_MILVUS_TOKEN"),
             "text_analyzer": _env("RAG_ASSETS_TEXT_ANALYZER"),
+            "fusion": FusionSettings.from_env(),
+            "inbox_follow_symlinks": _env("RAG_ASSETS_INBOX_FOLLOW_SYMLINKS"),
             "rerank_model": _env("RAG_ASSETS_RERANK_MODEL"),
             "rerank_url": _env("RAG_ASSETS_RERANK_URL"),
             "rerank_top_n": _env("RAG_ASSETS_RERANK_TOP_N"),

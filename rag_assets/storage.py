@@ -11,7 +11,7 @@ from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.contracts.tabular import from_arrow
 from rag_assets.settings import Settings
 from rag_assets.sources.inbox import scan_inbox
-from rag_assets.sources.keys import partition_key_for
+from rag_assets.sources.keys import is_valid_partition_key, partition_key_for
 
 
 def asset_dir(settings: Settings, asset: str) -> UPath:
@@ -20,7 +20,11 @@ def asset_dir(settings: Settings, asset: str) -> UPath:
 
 def resolve_doc_id(settings: Settings, document: str) -> str:
     """A doc id as given, or the id of an inbox file named by path, relative path or file name."""
-    if (asset_dir(settings, "document_chunks") / f"{document}.parquet").exists():
+    # Only a key rag_assets minted is joined to a path: "../x" must not read outside the data.
+    if (
+        is_valid_partition_key(document)
+        and (asset_dir(settings, "document_chunks") / f"{document}.parquet").exists()
+    ):
         return document
     inbox = settings.inbox_dir
     candidate = Path(document).resolve()

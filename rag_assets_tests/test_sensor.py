@@ -74,3 +74,31 @@ def test_sensor_does_not_rerun_what_the_cli_already_ingested(tmp_path):
     assert outcome.success
     result, _ = tick(defs, instance, None)
     assert result.run_requests == []
+
+
+def test_sensor_refuses_hand_added_keys_and_deletes_nothing_outside(tmp_path):
+    data = tmp_path / "data"
+    settings = Settings(data_dir=data)
+    defs = build_defs(settings)
+    instance = DagsterInstance.ephemeral()
+    victims = [tmp_path / "victim", tmp_path / "abs"]
+    for victim in victims:
+        victim.mkdir()
+        (victim / "keep.txt").write_text("keep")
+    settings.inbox_dir.mkdir(parents=True)
+    (settings.inbox_dir / "a.md").write_text("# Alpha\n\nThe alpha document.\n")
+    (settings.inbox_dir / ".draft.md").write_text("# hidden")
+    hostile = [
+        "../../victim",
+        "../../victim-1a2b3c4d",
+        str(tmp_path / "abs"),
+        "..%2F..%2Fvictim",
+        "\uff0e\uff0e\uff0fvictim",
+    ]
+    instance.add_dynamic_partitions("documents", hostile)
+
+    result, _ = tick(defs, instance, None)
+    assert [r.partition_key for r in result.run_requests] == [partition_key_for("a.md")]
+    assert set(instance.get_dynamic_partitions("documents")) == {partition_key_for("a.md")}
+    for victim in victims:
+        assert (victim / "keep.txt").read_text() == "keep"

@@ -56,12 +56,13 @@ def test_raw_record_copies_the_file_and_replaces_an_older_copy(tmp_path):
     source.parent.mkdir()
     source.write_text("# Guide\n\nfirst")
     raw_dir = tmp_path / "raw"
-    first = capture_raw_document(source, "guide.md", "guide-1", raw_dir)
+    key = partition_key_for("guide.md")
+    first = capture_raw_document(source, "guide.md", key, raw_dir)
     source.write_text("# Guide\n\nsecond version")
-    second = capture_raw_document(source, "guide.md", "guide-1", raw_dir)
+    second = capture_raw_document(source, "guide.md", key, raw_dir)
     assert first.sha256 != second.sha256
     assert Path(second.stored_path).read_text() == "# Guide\n\nsecond version"
-    assert [p.name for p in (raw_dir / "guide-1").iterdir()] == ["guide.md"]
+    assert [p.name for p in (raw_dir / key).iterdir()] == ["guide.md"]
     assert (second.file_format, second.mime_type, second.page_count) == (
         "md",
         "text/markdown",

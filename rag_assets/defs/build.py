@@ -57,6 +57,7 @@ def build_defs(settings: Settings) -> Definitions:
                 inbox_dir=str(settings.inbox_dir),
                 raw_dir=str(settings.raw_dir),
                 figures_dir=str(settings.data_dir / "figures"),
+                follow_symlinks=settings.inbox_follow_symlinks,
             ),
             "parser": ParserResource(docling_artifacts_path=settings.docling_artifacts_path),
             "collections": CollectionsResource(

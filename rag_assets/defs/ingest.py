@@ -13,8 +13,15 @@ from rag_assets.defs.jobs import INGEST_JOB
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.instance import open_instance
 from rag_assets.settings import Settings
-from rag_assets.sources.inbox import scan_inbox, sha256_file
+from rag_assets.sources.inbox import (
+    SkippedFile,
+    printable,
+    scan_folder,
+    sha256_file,
+    skip_reason,
+)
 from rag_assets.sources.keys import partition_key_for
+from rag_assets.sources.paths import inside
 
 
 @dataclass
@@ -29,8 +36,11 @@ class DocumentOutcome:
     checks_total: int = 0
     error: str = ""
     failed_checks: list[str] = field(default_factory=list)
+    skipped: str = ""  # why the file was not ingested at all (hidden, a link out, ...)
 
     def summary(self) -> str:
+        if self.skipped:
+            return f"{'skipped':6} {self.source_path}  {self.skipped}"
         status = "ok" if self.success else "FAILED"
         line = (
             f"{status:6} {self.source_path}  parser={self.parser or '-'} "
@@ -42,26 +52,36 @@ class DocumentOutcome:
         return line + (f"  error: {self.error}" if self.error else "")
 
 
-def place_in_inbox(paths: list[Path], inbox: Path) -> list[str]:
-    """Copy files (or folders' files) into the inbox; return their inbox-relative paths."""
+def place_in_inbox(
+    paths: list[Path], inbox: Path, follow_symlinks: bool = False
+) -> tuple[list[str], list[SkippedFile]]:
+    """Copy files (or folders' files) into the inbox: their inbox-relative paths, and what was
+    left out and why (hidden names, links leading out of a folder, undecodable names)."""
     placed: list[str] = []
+    skipped: list[SkippedFile] = []
     for path in paths:
         path = path.resolve()
         if path.is_dir():
-            for file in scan_inbox(path):
-                placed.append(_copy(file.path, inbox / path.name / file.relative_path, inbox))
+            scan = scan_folder(path, follow_symlinks)
+            prefix = f"{printable(path.name)}/"
+            skipped.extend(SkippedFile(prefix + s.relative_path, s.reason) for s in scan.skipped)
+            for file in scan.files:
+                placed.append(_copy(file.path, inside(inbox, path.name, file.relative_path), inbox))
         elif path.is_file():
-            placed.append(_copy(path, inbox / path.name, inbox))
+            if reason := skip_reason(path.name):
+                skipped.append(SkippedFile(printable(path.name), reason))
+            else:
+                placed.append(_copy(path, inside(inbox, path.name), inbox))
         else:
-            raise FileNotFoundError(f"{path}: no such file or folder")
-    return placed
+            raise FileNotFoundError(f"{printable(str(path))}: no such file or folder")
+    return placed, skipped
 
 
 def _copy(source: Path, target: Path, inbox: Path) -> str:
     if source != target and not (target.exists() and sha256_file(target) == sha256_file(source)):
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target)
-    return target.relative_to(inbox).as_posix()
+    return target.relative_to(inbox.resolve()).as_posix()
 
 
 def _outcome(doc_id: str, source_path: str, result) -> DocumentOutcome:
@@ -104,12 +124,14 @@ def ingest(
     failing document is reported and the others still land. `instance` defaults to
     the one under the data dir.
     """
-    relative_paths = place_in_inbox(paths, settings.inbox_dir)
+    relative_paths, skipped = place_in_inbox(
+        paths, settings.inbox_dir, settings.inbox_follow_symlinks
+    )
     keys = [partition_key_for(p) for p in relative_paths]
     instance = instance or open_instance(settings)
     instance.add_dynamic_partitions(documents_partitions.name, keys)
     job = build_defs(settings).resolve_job_def(INGEST_JOB)
-    outcomes = []
+    outcomes = [DocumentOutcome("", s.relative_path, True, skipped=s.reason) for s in skipped]
     for relative_path, key in zip(relative_paths, keys, strict=True):
         result = job.execute_in_process(
             partition_key=key,

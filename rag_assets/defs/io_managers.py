@@ -17,14 +17,16 @@ from dagster import (
     OutputContext,
     UPathIOManager,
 )
-from dagster._core.storage.upath_io_manager import escape_dotdot_segments
 from pydantic import BaseModel
 from upath import UPath
+
+from rag_assets.sources.keys import check_partition_key
 
 
 class _PartitionSafe(UPathIOManager):
     def make_safe_partition_path(self, base_path: UPath, partition: str) -> UPath:
-        return base_path / escape_dotdot_segments(partition.lstrip("/"))
+        # Refuses keys not minted by rag_assets (the UI can add any), so no path escapes the root.
+        return base_path / check_partition_key(partition)
 
 
 class PydanticJsonIOManager(_PartitionSafe):

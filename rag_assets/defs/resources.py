@@ -23,6 +23,7 @@ class InboxResource(ConfigurableResource):
     inbox_dir: str
     raw_dir: str
     figures_dir: str
+    follow_symlinks: bool = False  # symbolic links leading out of the inbox
 
     @property
     def inbox(self) -> Path:

@@ -15,7 +15,9 @@ from dagster import (
 
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import InboxResource, MilvusResource
-from rag_assets.sources.inbox import scan_inbox
+from rag_assets.sources.inbox import scan_folder
+from rag_assets.sources.keys import check_partition_key, is_valid_partition_key
+from rag_assets.sources.paths import inside
 from rag_assets.sources.watch import TrackedFile, plan_inbox_changes
 
 
@@ -31,7 +33,7 @@ def _last_ingested_sha(context: SensorEvaluationContext, key: str) -> str | None
 
 def remove_document(inbox: InboxResource, milvus: MilvusResource, key: str) -> int:
     """Delete a vanished document's rows from every collection and its fixed copy."""
-    shutil.rmtree(inbox.raw / key, ignore_errors=True)
+    shutil.rmtree(inside(inbox.raw, check_partition_key(key)), ignore_errors=True)
     with milvus.open() as index:
         return sum(index.delete_document(name, key) for name in index.list_collections())
 
@@ -53,8 +55,20 @@ def build_inbox_sensor(job, minimum_interval_seconds: int = 30):
             for path, item in json.loads(context.cursor or "{}").items()
         }
         known = set(context.instance.get_dynamic_partitions(documents_partitions.name))
+        # Keys added by hand (the UI's "add partition") never reach a path or an index filter.
+        refused = sorted(k for k in known if not is_valid_partition_key(k))
+        for key in refused:
+            context.log.warning(
+                f"{key!r}: partition key not made by rag_assets; partition deleted, no file touched"
+            )
+        scan = scan_folder(inbox.inbox, inbox.follow_symlinks)
+        for skipped in scan.skipped:
+            context.log.info(skipped.summary())
         plan = plan_inbox_changes(
-            scan_inbox(inbox.inbox), previous, known, lambda key: _last_ingested_sha(context, key)
+            scan.files,
+            previous,
+            known - set(refused),
+            lambda key: _last_ingested_sha(context, key),
         )
         for key in plan.remove_partitions:
             removed = remove_document(inbox, milvus, key)
@@ -62,8 +76,10 @@ def build_inbox_sensor(job, minimum_interval_seconds: int = 30):
         requests = []
         if plan.add_partitions:
             requests.append(documents_partitions.build_add_request(plan.add_partitions))
-        if plan.remove_partitions:
-            requests.append(documents_partitions.build_delete_request(plan.remove_partitions))
+        if plan.remove_partitions or refused:
+            requests.append(
+                documents_partitions.build_delete_request([*plan.remove_partitions, *refused])
+            )
         return SensorResult(
             run_requests=[
                 RunRequest(

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+import os
+import stat
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rag_assets.sources.keys import partition_key_for
+
+FOLLOW_SYMLINKS_SETTING = "RAG_ASSETS_INBOX_FOLLOW_SYMLINKS"
 
 
 @dataclass(frozen=True)
@@ -18,36 +22,116 @@ class InboxFile:
     mtime_ns: int
 
 
-def _is_document(path: Path, inbox: Path) -> bool:
+@dataclass(frozen=True)
+class SkippedFile:
+    relative_path: str  # printable: undecodable bytes shown as \x.. escapes
+    reason: str
+
+    def summary(self) -> str:
+        return f"skipped {self.relative_path}: {self.reason}"
+
+
+@dataclass
+class InboxScan:
+    files: list[InboxFile] = field(default_factory=list)
+    skipped: list[SkippedFile] = field(default_factory=list)
+
+
+def printable(name: str) -> str:
+    """A name as a person can read it, even when it is not valid UTF-8."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def skip_reason(name: str) -> str | None:
     # Hidden files, editor lock files and partial downloads are not documents.
-    parts = path.relative_to(inbox).parts
-    name = path.name
+    if name.startswith("."):
+        return "hidden (the name starts with a dot)"
+    if name.startswith("~$"):
+        return "an editor's lock file"
+    if name.endswith((".part", ".crdownload", ".tmp")):
+        return "a partial download or temporary file"
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return "the file name is not valid UTF-8; rename it"
+    return None
+
+
+def _link_reason(path: Path, root: Path, follow_symlinks: bool) -> str | None:
+    """Why a symbolic link is not followed, or None when it may be."""
+    try:
+        target = path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return "a broken symbolic link"
+    if follow_symlinks or target.is_relative_to(root):
+        return None
     return (
-        path.is_file()
-        and not any(p.startswith(".") for p in parts)
-        and not name.startswith("~$")
-        and not name.endswith((".part", ".crdownload", ".tmp"))
+        f"a symbolic link leading outside {root.name}/ (not followed; "
+        f"set {FOLLOW_SYMLINKS_SETTING}=1 to follow)"
     )
 
 
-def scan_inbox(inbox: Path) -> list[InboxFile]:
+def scan_folder(root: Path, follow_symlinks: bool = False) -> InboxScan:
+    """Every document under `root`, sorted by relative path, and what was left out and why."""
+    scan = InboxScan()
+    if not root.is_dir():
+        return scan
+    root = root.resolve()
+    for folder, dirs, names in os.walk(root, followlinks=follow_symlinks):
+        here = Path(folder)
+        kept_dirs = []
+        for name in sorted(dirs):
+            relative = (here / name).relative_to(root).as_posix()
+            reason = skip_reason(name)
+            if reason is None and (here / name).is_symlink():
+                reason = (
+                    _link_reason(here / name, root, follow_symlinks)
+                    if follow_symlinks
+                    else f"a symbolic link to a folder (not followed; set {FOLLOW_SYMLINKS_SETTING}=1)"
+                )
+            if reason:
+                scan.skipped.append(SkippedFile(printable(relative) + "/", reason))
+            else:
+                kept_dirs.append(name)
+        dirs[:] = kept_dirs
+        for name in names:
+            path = here / name
+            relative = path.relative_to(root).as_posix()
+            reason = skip_reason(name) or (
+                _link_reason(path, root, follow_symlinks) if path.is_symlink() else None
+            )
+            if reason is None:
+                try:
+                    info = path.stat()
+                except OSError as error:
+                    reason = f"cannot be read: {error.strerror}"
+                else:
+                    if not stat.S_ISREG(info.st_mode):
+                        reason = "not a regular file (a pipe, socket or device)"
+            if reason:
+                scan.skipped.append(SkippedFile(printable(relative), reason))
+                continue
+            scan.files.append(
+                InboxFile(
+                    relative, path, partition_key_for(relative), info.st_size, info.st_mtime_ns
+                )
+            )
+    scan.files.sort(key=lambda f: f.relative_path)
+    scan.skipped.sort(key=lambda s: s.relative_path)
+    return scan
+
+
+def scan_inbox(inbox: Path, follow_symlinks: bool = False) -> list[InboxFile]:
     """Every document under the inbox, sorted by relative path."""
-    if not inbox.is_dir():
-        return []
-    files = []
-    for path in sorted(inbox.rglob("*")):
-        if not _is_document(path, inbox):
-            continue
-        relative = path.relative_to(inbox).as_posix()
-        stat = path.stat()
-        files.append(
-            InboxFile(relative, path, partition_key_for(relative), stat.st_size, stat.st_mtime_ns)
-        )
-    return files
+    return scan_folder(inbox, follow_symlinks).files
 
 
-def find_in_inbox(inbox: Path, partition_key: str) -> InboxFile | None:
-    return next((f for f in scan_inbox(inbox) if f.partition_key == partition_key), None)
+def find_in_inbox(
+    inbox: Path, partition_key: str, follow_symlinks: bool = False
+) -> InboxFile | None:
+    return next(
+        (f for f in scan_inbox(inbox, follow_symlinks) if f.partition_key == partition_key), None
+    )
 
 
 def sha256_file(path: Path) -> str:

@@ -9,6 +9,8 @@ from pydantic import BaseModel
 
 from rag_assets.sources.formats import MIME_BY_FORMAT, detect_format
 from rag_assets.sources.inbox import sha256_file
+from rag_assets.sources.keys import check_partition_key
+from rag_assets.sources.paths import inside
 
 
 class RawDocument(BaseModel):
@@ -36,13 +38,13 @@ def capture_raw_document(
     source: Path, relative_path: str, doc_id: str, raw_dir: Path
 ) -> RawDocument:
     """Validate the file's type and copy it under `raw_dir/<doc_id>/`, replacing any older copy."""
+    target_dir = inside(raw_dir, check_partition_key(doc_id))
     file_format = detect_format(source)
     sha256 = sha256_file(source)
-    target_dir = raw_dir / doc_id
     if target_dir.exists():
         shutil.rmtree(target_dir)
     target_dir.mkdir(parents=True)
-    stored = target_dir / source.name
+    stored = inside(target_dir, source.name)
     shutil.copyfile(source, stored)
     if sha256_file(stored) != sha256:
         raise OSError(f"{relative_path}: the file changed while it was being copied; retry")

@@ -13,6 +13,7 @@ from rag_assets.errors import ConfigurationError, DocumentError
 from rag_assets.normalize.adapt import to_ir
 from rag_assets.parsers.base import ParsedDocument
 from rag_assets.sources.inbox import find_in_inbox
+from rag_assets.sources.keys import InvalidPartitionKey, check_partition_key
 from rag_assets.sources.raw import RawDocument, capture_raw_document
 
 SOURCES_VERSION = "1"
@@ -35,10 +36,16 @@ def _document_failure(context: AssetExecutionContext, error: Exception) -> Failu
     description="The file as it landed in the inbox: a fixed copy, its hash, size, type and page count.",
 )
 def raw_documents(context: AssetExecutionContext, inbox: InboxResource) -> Output[RawDocument]:
-    key = context.partition_key
-    found = find_in_inbox(inbox.inbox, key)
+    try:
+        key = check_partition_key(context.partition_key)
+    except InvalidPartitionKey as error:
+        raise _document_failure(context, error) from error
+    found = find_in_inbox(inbox.inbox, key, inbox.follow_symlinks)
     if found is None:
-        raise Failure(f"partition {key}: no file under {inbox.inbox} has this key (removed?)")
+        raise Failure(
+            f"partition {key}: no file in the inbox has this key (removed or renamed since?)",
+            allow_retries=False,
+        )
     try:
         record = capture_raw_document(found.path, found.relative_path, key, inbox.raw)
     except DocumentError as error:

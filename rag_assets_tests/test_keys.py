@@ -1,0 +1,182 @@
+"""Partition keys and paths: only keys rag_assets minted reach a path, nothing leaves the data."""
+
+import os
+from pathlib import Path
+
+import pytest
+from dagster import AssetKey, DagsterInstance
+
+from rag_assets.cli import main
+from rag_assets.defs.build import build_defs
+from rag_assets.defs.ingest import ingest, place_in_inbox
+from rag_assets.defs.jobs import INGEST_JOB
+from rag_assets.settings import Settings
+from rag_assets.sources.inbox import scan_folder
+from rag_assets.sources.keys import (
+    InvalidPartitionKey,
+    check_partition_key,
+    is_valid_partition_key,
+    partition_key_for,
+)
+from rag_assets.sources.paths import UnsafePathError, inside
+from rag_assets.sources.raw import capture_raw_document
+from rag_assets.storage import resolve_doc_id
+
+HOSTILE_KEYS = [
+    "../../victim",
+    "../victim-1a2b3c4d",
+    "/tmp/victim",
+    "..%2F..%2Fvictim-1a2b3c4d",
+    "%2e%2e-1a2b3c4d",
+    "\uff0e\uff0e\uff0fvictim-1a2b3c4d",  # fullwidth ．．／
+    "victim\uff0f..-1a2b3c4d",
+    "a/b-1a2b3c4d",
+    "a\\b-1a2b3c4d",
+    "..-1a2b3c4d",
+    "x..y-1a2b3c4d",
+    "-x-1a2b3c4d",
+    "x-1A2B3C4D",
+    "x-1a2b3c4",
+    "",
+    "x" * 200 + "-1a2b3c4d",
+]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "a.md",
+        "specs/Host Ctrl, v2.pdf",
+        "../escape/../x.pdf",
+        " .hidden",
+        "法规/劳动合同法.md",
+        "-leading dash.md",
+        "x" * 200 + ".md",
+        "bad-\udcff-name.md",  # not valid UTF-8 (surrogateescape)
+        "'quoted' \"name\", with commas.md",
+    ],
+)
+def test_every_minted_key_is_valid(path):
+    assert check_partition_key(partition_key_for(path)) == partition_key_for(path)
+
+
+@pytest.mark.parametrize("key", HOSTILE_KEYS)
+def test_keys_not_minted_here_are_refused_with_a_reason(key):
+    assert not is_valid_partition_key(key)
+    with pytest.raises(InvalidPartitionKey, match="was not made by rag_assets"):
+        check_partition_key(key)
+
+
+def test_paths_from_names_stay_inside_their_root(tmp_path):
+    root = tmp_path / "raw"
+    assert inside(root, "doc-1a2b3c4d", "a.pdf") == root.resolve() / "doc-1a2b3c4d" / "a.pdf"
+    (tmp_path / "outside").mkdir()
+    root.mkdir()
+    (root / "link").symlink_to(tmp_path / "outside")
+    for parts in [("..", "x"), ("/etc/passwd",), ("a", "..", "..", "x"), ("link", "x"), ("",)]:
+        with pytest.raises(UnsafePathError):
+            inside(root, *parts)
+
+
+def test_raw_capture_refuses_a_hand_made_key(tmp_path):
+    source = tmp_path / "a.md"
+    source.write_text("# A\n\ntext")
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("keep")
+    with pytest.raises(InvalidPartitionKey):
+        capture_raw_document(source, "a.md", "../victim", tmp_path / "raw")
+    assert (victim / "keep.txt").read_text() == "keep"
+
+
+def test_scan_skips_links_out_dot_files_odd_names_and_pipes_and_says_why(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("root:x:0:0")
+    outside_dir = tmp_path / "elsewhere"
+    outside_dir.mkdir()
+    (outside_dir / "other.md").write_text("# other")
+    inbox = tmp_path / "inbox"
+    (inbox / "sub").mkdir(parents=True)
+    (inbox / "a.md").write_text("# A")
+    (inbox / "passwd.txt").symlink_to(secret)
+    (inbox / "linked").symlink_to(outside_dir)
+    (inbox / "same.md").symlink_to(inbox / "a.md")  # inside the inbox: followed
+    (inbox / "broken.md").symlink_to(tmp_path / "missing.md")
+    (inbox / ".env.md").write_text("hidden")
+    (inbox / ".git").mkdir()
+    (inbox / ".git" / "x.md").write_text("hidden")
+    os.mkfifo(inbox / "pipe.txt")
+    (Path(os.fsdecode(bytes(inbox) + b"/bad-\xff.md"))).write_text("undecodable name")
+
+    scan = scan_folder(inbox)
+    assert [f.relative_path for f in scan.files] == ["a.md", "same.md"]
+    reasons = {s.relative_path: s.reason for s in scan.skipped}
+    assert "leading outside" in reasons["passwd.txt"]
+    assert "RAG_ASSETS_INBOX_FOLLOW_SYMLINKS" in reasons["linked/"]
+    assert "broken" in reasons["broken.md"]
+    assert "dot" in reasons[".env.md"] and "dot" in reasons[".git/"]
+    assert "regular file" in reasons["pipe.txt"]
+    assert "UTF-8" in reasons["bad-\\xff.md"]
+    for skipped in scan.skipped:
+        assert "\n" not in skipped.summary()
+
+    followed = scan_folder(inbox, follow_symlinks=True)
+    assert {"passwd.txt", "linked/other.md"} <= {f.relative_path for f in followed.files}
+
+
+def test_ingest_of_a_folder_does_not_copy_a_link_to_a_system_file(tmp_path):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.md").write_text("# A")
+    (folder / "hosts.md").symlink_to("/etc/hosts")
+    (folder / ".hidden.md").write_text("# hidden")
+    inbox = tmp_path / "data" / "inbox"
+    placed, skipped = place_in_inbox([folder], inbox)
+    assert placed == ["docs/a.md"]
+    assert {s.relative_path for s in skipped} == {"docs/hosts.md", "docs/.hidden.md"}
+    assert not (inbox / "docs" / "hosts.md").exists()
+
+
+def test_cli_chunks_refuses_a_path_as_doc_id(tmp_path, capsys):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "stolen.parquet").write_bytes(b"PAR1")
+    settings = Settings(data_dir=tmp_path / "data")
+    with pytest.raises(LookupError):
+        resolve_doc_id(settings, "../../outside/stolen")
+    assert main(["chunks", "--data-dir", str(tmp_path / "data"), "../../outside/stolen"]) == 1
+    assert "no ingested document matches" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_hand_added_keys_fail_the_run_and_touch_nothing_outside(tmp_path):
+    data = tmp_path / "data"
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("keep")
+    settings = Settings(data_dir=data)
+    instance = DagsterInstance.ephemeral()
+    source = tmp_path / "a.md"
+    source.write_text("# Alpha\n\nThe alpha document.\n")
+    (good,) = ingest(settings, [source], instance=instance)
+    assert good.success
+    keys = ["../../victim", str(victim), "..%2F..%2Fvictim", "\uff0e\uff0e\uff0fvictim"]
+    instance.add_dynamic_partitions("documents", keys)  # what the UI's "add partition" does
+    defs = build_defs(settings)
+    job = defs.resolve_job_def(INGEST_JOB)
+    for key in keys:
+        result = job.execute_in_process(partition_key=key, instance=instance, raise_on_error=False)
+        assert not result.success
+        failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+        assert "was not made by rag_assets" in failure.event_specific_data.error.message
+    # A downstream asset alone reads through the IO manager, which refuses the key too.
+    downstream = defs.resolve_implicit_global_asset_job_def()
+    result = downstream.execute_in_process(
+        partition_key="../../victim",
+        instance=instance,
+        raise_on_error=False,
+        asset_selection=[AssetKey("vector_index")],
+    )
+    assert not result.success
+    assert (victim / "keep.txt").read_text() == "keep"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.md", "data", "victim"]
