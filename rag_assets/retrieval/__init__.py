@@ -1,0 +1,1 @@
+"""Retrieval over the index: search, rerank."""
