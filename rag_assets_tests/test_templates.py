@@ -33,8 +33,11 @@ from rag_assets_tests.builders import Item, make_doc
 APPROX = ApproxTokenCounter()
 
 
-def semantic(doc: StandardizedDocument, max_tokens: int = 512, overlap: int = 0) -> list[ChunkRow]:
-    options = TemplateOptions(max_tokens=max_tokens, overlap_tokens=overlap)
+def semantic(
+    doc: StandardizedDocument, max_tokens: int = 512, overlap: int = 0, min_tokens: int = 0
+) -> list[ChunkRow]:
+    # Short sections stay apart unless a test asks (test_short_sections.py covers merging).
+    options = TemplateOptions(max_tokens=max_tokens, overlap_tokens=overlap, min_tokens=min_tokens)
     return SemanticTemplate(options).chunk(doc, APPROX)
 
 
@@ -65,21 +68,19 @@ HEADING_TREE: list[Item] = [
 def test_semantic_heading_tree_paths_and_heading_lines() -> None:
     rows = semantic(make_doc(HEADING_TREE))
 
+    # Headings with nothing of their own under them (the title "Manual", "1.2 Terms",
+    # "Appendix") give no chunk; their titles are in the paths below them.
     assert [(r.header_path, r.headings, r.text) for r in rows] == [
         ("/", [], "Preface text."),
-        ("/", ["Manual"], "# Manual"),
         ("/Manual/", ["Manual", "1 Scope"], "## 1 Scope\n\nScope text."),
         (
             "/Manual/1 Scope/",
             ["Manual", "1 Scope", "1.1 Purpose"],
             "### 1.1 Purpose\n\nPurpose text.",
         ),
-        # Same level pops the sibling; a section with only its heading is still a chunk.
-        ("/Manual/1 Scope/", ["Manual", "1 Scope", "1.2 Terms"], "### 1.2 Terms"),
-        # A shallower level pops both the H3 and the H2.
+        # A shallower level pops the H3 ("1.2 Terms", same level, popped "1.1") and the H2.
         ("/Manual/", ["Manual", "2 Design"], "## 2 Design\n\nDesign text."),
         # An H1 heading pops the title (a title ranks as level 1).
-        ("/", ["Appendix"], "# Appendix"),
         ("/Appendix/", ["Appendix", "A.1 Deep"], "### A.1 Deep\n\nDeep text."),
     ]
     assert not any("E-2" in r.text or "2026-05-15" in r.text for r in rows)
@@ -93,6 +94,7 @@ def test_semantic_section_number_and_metadata() -> None:
             ("heading", "## Overview", 2, 1),
             ("paragraph", "Plain.", None, 1),
             ("heading", "## 3. Scope", 2, 2),
+            ("paragraph", "Scope.", None, 2),
         ]
     )
     rows = semantic(doc)
@@ -105,11 +107,17 @@ def test_semantic_section_number_and_metadata() -> None:
 
 
 def test_semantic_slash_in_title_is_mapped_in_header_path_only() -> None:
-    doc = make_doc([("heading", "## I/O Ports", 2, 1), ("heading", "### Pins", 3, 1)])
-    rows = semantic(doc)
+    doc = make_doc(
+        [
+            ("heading", "## I/O Ports", 2, 1),
+            ("heading", "### Pins", 3, 1),
+            ("paragraph", "Pin text.", None, 1),
+        ]
+    )
+    [row] = semantic(doc)
 
-    assert rows[1].header_path == "/I\u2215O Ports/"
-    assert rows[1].headings == ["I/O Ports", "Pins"]
+    assert row.header_path == "/I\u2215O Ports/"
+    assert row.headings == ["I/O Ports", "Pins"]
 
 
 # --- semantic: packing and splitting -----------------------------------------------------
@@ -508,9 +516,14 @@ def test_entry_point_templates_load_lazily(
 
 def test_neighbour_ids_link_every_chunk_to_the_ones_beside_it() -> None:
     doc = make_doc(
-        [("heading", "# A", 1, 1), ("paragraph", "one", None, 1), ("heading", "# B", 1, 2)]
+        [
+            ("heading", "# A", 1, 1),
+            ("paragraph", "one", None, 1),
+            ("heading", "# B", 1, 2),
+            ("paragraph", "two", None, 2),
+        ]
     )
-    rows = get_template("semantic").chunk(doc, APPROX)
+    rows = get_template("semantic", TemplateOptions(min_tokens=0)).chunk(doc, APPROX)
     linked = link_neighbours(rows)
     assert [r.chunk_id for r in linked] == [r.chunk_id for r in rows]  # ids do not depend on links
     assert (
@@ -525,12 +538,15 @@ def test_header_path_separator_is_configurable_and_checked_with_it() -> None:
     doc = make_doc(
         [
             ("heading", "# A", 1, 1),
+            ("paragraph", "a", None, 1),
             ("heading", "## I/O", 2, 1),
+            ("paragraph", "b", None, 1),
             ("heading", "### C", 3, 1),
             ("paragraph", "x", None, 1),
         ]
     )
-    rows = build_template("semantic", {"header_path_separator": "::"}).chunk(doc, APPROX)
+    options = {"header_path_separator": "::", "min_tokens": 0}
+    rows = build_template("semantic", options).chunk(doc, APPROX)
     assert [r.header_path for r in rows] == ["::", "::A::", "::A::I\u2215O::"]
     records = to_records(to_arrow(rows, ChunkRow), ChunkRow)
     assert check_header_paths(records, doc, separator="::").passed

@@ -28,6 +28,9 @@ class TemplateOptions(BaseModel):
 
     max_tokens: int = Field(default=256, ge=1)  # all-MiniLM-L6-v2 was trained on 256 tokens
     overlap_tokens: int = Field(default=32, ge=0)
+    # A section whose chunk would hold fewer tokens is merged with a neighbour (where the
+    # template has sections to merge; see its docstring); 0 keeps every section apart.
+    min_tokens: int = Field(default=32, ge=0)
     # Adds metadata prev_chunk_id / next_chunk_id, for retrievers that widen a hit's context.
     neighbour_ids: bool = False
     # Between the titles of header_path ("/A/B/" by default, "::A::B::" with "::").
@@ -103,8 +106,13 @@ class ChunkTemplate(ABC):
         chunk_type: ChunkType = "text",
         logical_unit: str | None = None,
         metadata: dict | None = None,
+        context_headings: Sequence[str] | None = None,
     ) -> ChunkRow:
-        """A row with provenance: pages and markdown offsets come from the spans covered."""
+        """A row with provenance: pages and markdown offsets come from the spans covered.
+
+        `context_headings` are the breadcrumb's headings when they are not the row's own
+        (`fixed` has none, yet knows the headings open where its window starts).
+        """
         paged = doc.page_count is not None
         return ChunkRow(
             chunk_id=chunk_id_for(doc.doc_id, self.name, chunk_index, text),
@@ -114,7 +122,9 @@ class ChunkTemplate(ABC):
             template=self.name,
             chunk_index=chunk_index,
             text=text,
-            context_text=contextualize(doc.title, headings, text),
+            context_text=contextualize(
+                doc.title, headings if context_headings is None else context_headings, text
+            ),
             header_path=with_separator(header_path, self.options.header_path_separator),
             headings=list(headings),
             chunk_type=chunk_type,
@@ -130,20 +140,44 @@ class ChunkTemplate(ABC):
 
 
 BREADCRUMB_SEPARATOR = " › "
+# What may stand before a heading's words on its line: `#` markers, a list bullet, the
+# bracket of a spec row's `[Table name]`.
+_LINE_LEAD = re.compile(r"^\s*(?:#{1,6}\s+|[-*+•]\s+|\[)?")
 
 
 def contextualize(title: str | None, headings: Sequence[str], text: str) -> str:
-    """`Title › A › B` then the chunk's text: the context a question may name.
+    """What is embedded and matched: `Title › A › B`, a blank line, then the chunk's text.
 
-    Titles already in the chunk's first line (its own heading) are not repeated.
+    As docling-core's `contextualize()` puts a chunk's headings before its text, so a
+    question naming a section or the document finds the chunks under it. The innermost
+    crumb is left out when the text already opens with it (the chunk's own heading line),
+    and a crumb equal to the one before it (a title heading that is the document title)
+    is given once.
     """
-    first_line = text.lstrip().split("\n", 1)[0]
+    crumbs = breadcrumb(title, headings, text)
+    return f"{crumbs}\n\n{text}" if crumbs else text
+
+
+def breadcrumb(title: str | None, headings: Sequence[str], text: str) -> str:
     crumbs: list[str] = []
     for part in [title or "", *headings]:
         part = " ".join(part.split())
-        if part and part not in first_line and part not in crumbs:
+        if part and (not crumbs or crumbs[-1] != part):
             crumbs.append(part)
-    return BREADCRUMB_SEPARATOR.join(crumbs) + "\n\n" + text if crumbs else text
+    if crumbs and opens_with(text, crumbs[-1]):
+        crumbs.pop()
+    return BREADCRUMB_SEPARATOR.join(crumbs)
+
+
+def opens_with(text: str, heading: str) -> bool:
+    """True when `text` starts with `heading` as whole words, whitespace and a leading
+    markdown marker aside (a heading's title may wrap over lines in the text)."""
+    words = " ".join(heading.split())
+    start = _LINE_LEAD.match(text)
+    lead = " ".join(text[start.end() if start else 0 :][: 2 * len(heading) + 16].split())
+    after = lead[len(words) : len(words) + 1]
+    # CJK text runs on without a space; a Latin word must end where the heading does.
+    return lead.startswith(words) and not (after.isascii() and after.isalnum())
 
 
 def body_elements(doc: StandardizedDocument) -> list[DocumentElement]:

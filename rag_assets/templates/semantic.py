@@ -7,11 +7,17 @@ seam still too large is cut between words. Every chunk of a section starts with
 the section's heading line, and a chunk continuing a section first repeats the
 tail of the previous one (whole elements or seams, within `overlap_tokens`).
 
+A heading with no content of its own (its section holds only subheadings, or it is the
+document's title alone) gives no chunk: its title is in the `headings`, `header_path` and
+breadcrumb of every chunk below it. Short sections are merged (see `SemanticTemplate`).
+
 Token limit: `token_count <= max_tokens` holds for every chunk except where the heading
-line alone, or with a split table's header rows or a code block's fences, leaves no room
-for content. Chunks of several pieces are checked with an exact count; a single seam is
-sized by adding counts, which is exact for tokenizers that split on whitespace first
-(WordPiece, SentencePiece) and within a token or two for byte-level BPE.
+line alone leaves no room for content. A split table's header rows (a code block's fences)
+are repeated in every part only while, with the heading line, they take at most half the
+limit; larger ones are left out of the parts. Chunks of several pieces are checked with an
+exact count; a single seam is sized by adding counts, which is exact for tokenizers that
+split on whitespace first (WordPiece, SentencePiece) and within a token or two for
+byte-level BPE.
 """
 
 from __future__ import annotations
@@ -67,54 +73,142 @@ class _Piece:
     suffix: str = ""
 
 
+@dataclass(frozen=True)
+class _Draft:
+    """A chunk before it is numbered: one section's chunk, or short sections merged."""
+
+    text: str
+    tokens: int
+    spans: list[ElementSpan]
+    sections: list[_Section]  # the first names the chunk: headings, header_path, number
+    indexes: frozenset[int]  # positions of the elements it holds
+    tables: frozenset[int]  # those of them that are tables
+    first: bool  # the first chunk of its (first) section
+    whole: bool  # holds whole sections only
+
+    def join(self, other: _Draft, counter: TokenCounter) -> _Draft:
+        text = self.text + BLOCK_SEPARATOR + other.text
+        return _Draft(
+            text,
+            counter.count(text),
+            [*self.spans, *other.spans],
+            [*self.sections, *other.sections],
+            self.indexes | other.indexes,
+            self.tables | other.tables,
+            self.first,
+            self.whole and other.whole,
+        )
+
+
 class SemanticTemplate(ChunkTemplate):
+    """Sections by heading; a heading with nothing under it but other headings gives no chunk.
+
+    Short sections: a section that makes one chunk of fewer than `min_tokens` tokens is
+    merged forward with the sections that follow it while each is a child or a sibling of
+    the last one merged and the result stays within `max_tokens` (into a long section, only
+    its first chunk). One still short is merged back into the chunk before it when that
+    chunk ends in its parent or a sibling, within `max_tokens`; otherwise it stays alone.
+    A merged chunk is named by the section it opens with (its `headings`, `header_path`
+    and `logical_unit`); `metadata.merged_sections` lists the headings of the others.
+    """
+
     name = "semantic"
-    version = "1"
+    version = "2"
 
     def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]:
-        rows: list[ChunkRow] = []
-        for section in _sections(doc):
-            rows.extend(self._section_rows(doc, section, counter, len(rows)))
-        return rows
+        drafts = [draft for section in _sections(doc) for draft in self._drafts(section, counter)]
+        return [
+            self._row(doc, index, draft, counter)
+            for index, draft in enumerate(self._merge_short(drafts, counter))
+        ]
 
-    def _section_rows(
-        self, doc: StandardizedDocument, section: _Section, counter: TokenCounter, first_index: int
-    ) -> list[ChunkRow]:
+    def _drafts(self, section: _Section, counter: TokenCounter) -> list[_Draft]:
         line = heading_line(section.heading) if section.heading else ""
-        number = _section_number(section.heading)
         pieces = [
             piece
             for index, element in section.content
             for piece in self._pieces(index, element, line, counter)
         ]
-        # A heading with no content is still a chunk: it anchors the heading tree.
-        packed = self._pack(pieces, line, counter) if pieces else [[]]
-        rows: list[ChunkRow] = []
+        if not pieces:
+            return []  # a heading alone: its title lives on in the headings below it
+        packed = self._pack(pieces, line, counter)
+        drafts = []
         for chunk_pieces in packed:
             spans = [ElementSpan(p.element, p.start, p.end) for p in chunk_pieces]
-            if section.heading and not rows:
+            if section.heading and not drafts:
                 # Only the first chunk covers the heading's own place in the markdown.
                 spans.insert(0, ElementSpan(section.heading, 0, len(section.heading.text)))
-            has_table = any(p.element.type == "table" for p in chunk_pieces)
-            single_table = has_table and len({p.index for p in chunk_pieces}) == 1
-            metadata: dict = {"contains_table": has_table}
-            if number:
-                metadata["section_number"] = number
-            rows.append(
-                self.make_row(
-                    doc,
-                    first_index + len(rows),
-                    _render(line, chunk_pieces),
-                    counter,
+            text = _render(line, chunk_pieces)
+            drafts.append(
+                _Draft(
+                    text,
+                    counter.count(text),
                     spans,
-                    header_path=section.header_path,
-                    headings=section.headings,
-                    chunk_type="table" if single_table else "text",
-                    logical_unit=number,
-                    metadata=metadata,
+                    [section],
+                    frozenset(p.index for p in chunk_pieces),
+                    frozenset(p.index for p in chunk_pieces if p.element.type == "table"),
+                    first=not drafts,
+                    whole=len(packed) == 1,
                 )
             )
-        return rows
+        return drafts
+
+    def _merge_short(self, drafts: list[_Draft], counter: TokenCounter) -> list[_Draft]:
+        """Short sections merged forward, else back (see the class docstring)."""
+        limit, floor = self.options.max_tokens, self.options.min_tokens
+        merged: list[_Draft] = []
+        position = 0
+        while position < len(drafts):
+            draft = drafts[position]
+            position += 1
+            while (
+                draft.whole
+                and draft.tokens < floor
+                and position < len(drafts)
+                and drafts[position].first
+                and _nests(draft.sections[-1], drafts[position].sections[0])
+            ):
+                joined = draft.join(drafts[position], counter)
+                if joined.tokens > limit:
+                    break
+                draft = joined
+                position += 1
+            if (
+                draft.whole
+                and draft.tokens < floor
+                and merged
+                and _nests(merged[-1].sections[-1], draft.sections[0])
+            ):
+                joined = merged[-1].join(draft, counter)
+                if joined.tokens <= limit:
+                    merged[-1] = joined
+                    continue
+            merged.append(draft)
+        return merged
+
+    def _row(
+        self, doc: StandardizedDocument, index: int, draft: _Draft, counter: TokenCounter
+    ) -> ChunkRow:
+        section = draft.sections[0]
+        number = _section_number(section.heading)
+        metadata: dict = {"contains_table": bool(draft.tables)}
+        if number:
+            metadata["section_number"] = number
+        if len(draft.sections) > 1:
+            metadata["merged_sections"] = [s.headings[-1] for s in draft.sections[1:]]
+        single_table = bool(draft.tables) and len(draft.indexes) == 1
+        return self.make_row(
+            doc,
+            index,
+            draft.text,
+            counter,
+            draft.spans,
+            header_path=section.header_path,
+            headings=section.headings,
+            chunk_type="table" if single_table else "text",
+            logical_unit=number,
+            metadata=metadata,
+        )
 
     def _pieces(
         self, index: int, element: DocumentElement, line: str, counter: TokenCounter
@@ -129,6 +223,11 @@ class SemanticTemplate(ChunkTemplate):
         prefix, suffix = text[:prefix_end], text[suffix_start:]
         # What a chunk of this element costs besides its content.
         overhead = counter.count(_render(line, [_Piece(index, element, 0, 0, 0, prefix, suffix)]))
+        if (prefix or suffix) and overhead > limit // 2:
+            # Header rows (or fences) repeated in every part would leave too little room for
+            # the rows themselves, or none: the parts go without them.
+            prefix = suffix = ""
+            overhead = counter.count(_render(line, [_Piece(index, element, 0, 0, 0)]))
         budget = max(1, limit - overhead)
         pieces: list[_Piece] = []
         for start, end in seams:
@@ -175,6 +274,11 @@ def _sections(doc: StandardizedDocument) -> list[_Section]:
         sections.append(_Section(element, stack.titles, stack.header_path))
     # Content before the first heading is a section only when there is some.
     return sections if sections[0].content else sections[1:]
+
+
+def _nests(before: _Section, after: _Section) -> bool:
+    """True when `after` is a child or a sibling of `before`."""
+    return after.headings[:-1] in (before.headings, before.headings[:-1])
 
 
 def _render(line: str, pieces: list[_Piece]) -> str:

@@ -67,7 +67,7 @@ def spec_structure(doc: StandardizedDocument, options: SpecOptions | None = None
 
 class SpecTemplate(ChunkTemplate):
     name = "spec"
-    version = "1"
+    version = "2"
     options_class = SpecOptions
     options: SpecOptions
 
@@ -116,7 +116,9 @@ class SpecTemplate(ChunkTemplate):
         self, doc: StandardizedDocument, elements: list[DocumentElement], counter: TokenCounter
     ) -> list[ChunkRow]:
         sizes = TemplateOptions(
-            max_tokens=self.options.max_tokens, overlap_tokens=self.options.overlap_tokens
+            max_tokens=self.options.max_tokens,
+            overlap_tokens=self.options.overlap_tokens,
+            min_tokens=self.options.min_tokens,
         )
         part = doc.model_copy(update={"elements": elements})
         return SemanticTemplate(sizes).chunk(part, counter)
