@@ -34,18 +34,50 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def cmd_query(args: argparse.Namespace) -> int:
-    from rag_assets.index.search import citation, citation_dict, search
+def _pages(value: str) -> tuple[int, int]:
+    """`3` or `3-7`: an inclusive page range."""
+    first, _, last = value.partition("-")
+    try:
+        pages = int(first), int(last or first)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"pages must look like 3 or 3-7, got {value!r}") from None
+    if pages[0] > pages[1]:
+        raise argparse.ArgumentTypeError(f"page range {value!r} runs backwards")
+    return pages
 
-    hits = search(_settings(args), args.text, top_k=args.top_k)
+
+def cmd_query(args: argparse.Namespace) -> int:
+    from rag_assets.errors import ConfigurationError
+    from rag_assets.retrieval.search import SearchFilters, citation, citation_dict, search
+
+    filters = SearchFilters(
+        doc_ids=args.doc,
+        source_glob=args.source,
+        templates=args.filter_template,
+        chunk_types=args.chunk_type,
+        header_path_prefix=args.section,
+        page_from=args.pages[0] if args.pages else None,
+        page_to=args.pages[1] if args.pages else None,
+    )
+    try:
+        result = search(_settings(args), args.text, top_k=args.top_k, filters=filters)
+    except ConfigurationError as error:
+        print(f"rag-assets query: {error}", file=sys.stderr)
+        return 1
     if args.json:
-        print(json.dumps([citation_dict(h) for h in hits], ensure_ascii=False, indent=2))
+        answer = result.model_dump(exclude={"hits"})
+        answer["hits"] = [citation_dict(h) for h in result.hits]
+        print(json.dumps(answer, ensure_ascii=False, indent=2))
         return 0
-    if not hits:
+    if not result.hits:
         print("no results (is anything ingested? try `rag-assets ingest PATH`)")
         return 0
-    for rank, hit in enumerate(hits, 1):
-        print(f"[{rank}] {citation(hit)}  score={hit.score:.4f}")
+    weights = ", ".join(f"{name} {weight:g}" for name, weight in result.weights.items())
+    print(f"# language {result.language}; fusion {weights}; {result.rerank_note}")
+    for rank, hit in enumerate(result.hits, 1):
+        found = ", ".join(f"{name} #{r}" for name, r in sorted(hit.found_by.items()))
+        rerank = f" rerank={hit.rerank_score:.3f}" if hit.rerank_score is not None else ""
+        print(f"[{rank}] {citation(hit)}  score={hit.score:.3f}{rerank}  found by {found}")
         body = " ".join(hit.text.split())
         print(f"    {body[:300]}{' …' if len(body) > 300 else ''}")
     return 0
@@ -165,6 +197,14 @@ def build_parser() -> argparse.ArgumentParser:
     query = add("query", "hybrid dense + BM25 retrieval with citations")
     query.add_argument("--top-k", type=int, default=5)
     query.add_argument("--json", action="store_true", help="print hits as JSON")
+    query.add_argument("--doc", action="append", help="only this doc id (repeatable)")
+    query.add_argument("--source", help="only source paths matching this glob, e.g. '*.pdf'")
+    query.add_argument(
+        "--template", dest="filter_template", action="append", help="only chunks of this template"
+    )
+    query.add_argument("--chunk-type", action="append", help="only this chunk type (repeatable)")
+    query.add_argument("--section", help="only chunks whose header_path starts with this")
+    query.add_argument("--pages", type=_pages, help="only chunks overlapping pages A-B (or A)")
     query.add_argument("text")
     query.set_defaults(func=cmd_query)
 

@@ -34,7 +34,7 @@ def test_ingest_query_and_chunks_round_trip(tmp_path, capsys):
         )
         == 0
     )
-    hits = json.loads(capsys.readouterr().out)
+    hits = json.loads(capsys.readouterr().out)["hits"]
     assert {
         "chunk_id",
         "doc_id",

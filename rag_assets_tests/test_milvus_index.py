@@ -13,7 +13,13 @@ from rag_assets.contracts.chunk import ChunkRow, chunk_id_for
 from rag_assets.embedding.models import Embedder, EmbeddingSpec, load_embedder
 from rag_assets.errors import ConfigurationError
 from rag_assets.index import milvus
-from rag_assets.index.milvus import IndexRow, IndexUnavailableError, MilvusIndex, quote
+from rag_assets.index.milvus import (
+    IndexRow,
+    IndexUnavailableError,
+    MilvusIndex,
+    OutdatedCollectionError,
+    quote,
+)
 
 SPEC_DOC = "specs/host-controller.pdf"
 MANUAL_DOC = 'manual "B" \\ it\'s.docx'  # quotes and a backslash must survive filters
@@ -173,23 +179,30 @@ def test_hits_carry_citation_fields(index: MilvusIndex, embedder: Embedder, corp
     assert hit.metadata["headings"] == ["Intro", "Part 1"]
 
 
-def test_hybrid_finds_a_keyword_only_match_through_bm25(
-    index: MilvusIndex, embedder: Embedder, corpus: str
-) -> None:
-    # The dense vector points elsewhere: only BM25 on the raw text can bring the error code up.
-    unrelated = embedder.encode_queries(["renewable energy from the sun"]).dense[0]
-    hits = index.hybrid_search(corpus, "ZX-4471", unrelated, top_k=3)
-    assert hits[0].text == CORPUS[SPEC_DOC][1]
+def test_bm25_finds_a_keyword_and_honours_a_filter(index: MilvusIndex, corpus: str) -> None:
+    hits = index.bm25_search(corpus, "ZX-4471", top_k=3)
+    assert [h.text for h in hits] == [CORPUS[SPEC_DOC][1]]  # no other row has either token
+    assert index.bm25_search(corpus, "ZX-4471", 3, expr=f"doc_id == {quote(MANUAL_DOC)}") == []
+    assert index.bm25_search(corpus, "   ", top_k=3) == []
 
 
-def test_hybrid_finds_a_paraphrase_through_dense(
-    index: MilvusIndex, embedder: Embedder, corpus: str
+def test_bm25_matches_the_context_not_only_the_text(
+    index: MilvusIndex, embedder: Embedder, scratch: str, docs: tuple[str, str]
 ) -> None:
+    spec, _ = docs
+    rows = make_rows(embedder, spec, CORPUS[SPEC_DOC])
+    rows[2] = rows[2].model_copy(update={"context_text": f"Zoology appendix\n{rows[2].text}"})
+    index.replace_document(scratch, spec, rows)
+    hits = index.bm25_search(scratch, "zoology", 3, expr=f"doc_id == {quote(spec)}")
+    assert [h.chunk_id for h in hits] == [rows[2].chunk_id]
+    assert hits[0].text == CORPUS[SPEC_DOC][2]  # the display text stays without the breadcrumb
+
+
+def test_dense_finds_a_paraphrase(index: MilvusIndex, embedder: Embedder, corpus: str) -> None:
     query = "feline companions living indoors"  # no word shared with any chunk
     vector = embedder.encode_queries([query]).dense[0]
-    hits = index.hybrid_search(corpus, query, vector, top_k=3)
-    assert hits[0].text == CORPUS[SPEC_DOC][2]
-    in_manual = index.hybrid_search(corpus, query, vector, top_k=3, doc_id=MANUAL_DOC)
+    assert index.dense_search(corpus, vector, top_k=1)[0].text == CORPUS[SPEC_DOC][2]
+    in_manual = index.dense_search(corpus, vector, top_k=3, doc_id=MANUAL_DOC)
     assert {h.doc_id for h in in_manual} == {MANUAL_DOC}
 
 
@@ -198,6 +211,26 @@ def test_reuse_for_another_model_is_refused(index: MilvusIndex, corpus: str) -> 
         index.ensure_collection("all_minilm_l6_v2", 384, False)  # same slug, other model
     with pytest.raises(ConfigurationError, match="rag.has_sparse"):
         index.ensure_collection("all-MiniLM-L6-v2", 384, True)
+
+
+def test_an_old_schema_collection_is_reported_not_mixed(tmp_path: Path, embedder: Embedder) -> None:
+    from pymilvus import MilvusClient
+
+    uri = str(tmp_path / "old.db")
+    with MilvusIndex(uri) as index:
+        name = index.collection_name(embedder.name, embedder.dimension)
+    # What schema version 1 left: the same name, no version property.
+    old = MilvusClient(uri)
+    old.create_collection(name, dimension=embedder.dimension)
+    old.close()
+    with MilvusIndex(uri) as index:
+        for attempt in (
+            lambda: index.ensure_collection(embedder.name, embedder.dimension, False),
+            lambda: index.dense_search(name, [0.1] * embedder.dimension, top_k=1),
+            lambda: index.count_document(name, SPEC_DOC),
+        ):
+            with pytest.raises(OutdatedCollectionError, match="older schema.*Re-index"):
+                attempt()
 
 
 def test_a_second_index_on_the_same_file_shares_it(db_uri: str, corpus: str) -> None:
@@ -264,25 +297,51 @@ def test_bge_m3_rows_with_learned_sparse_weights(index: MilvusIndex) -> None:
     assert index.replace_document(collection, SPEC_DOC, rows).row_count == 3
 
     query = m3.encode_queries([texts[0]])
-    assert query.sparse is not None
-    hits = index.hybrid_search(
-        collection, texts[0], query.dense[0], top_k=3, sparse_weights=query.sparse[0]
-    )
-    assert [h.chunk_id for h in hits][0] == rows[0].chunk_id
-    assert len(hits) == 3
+    assert query.sparse is not None and index.has_sparse(collection)
+    hits = index.sparse_search(collection, query.sparse[0], top_k=3)
+    assert hits[0].chunk_id == rows[0].chunk_id  # the same text gives the same weights
+    assert rows[1].chunk_id not in {h.chunk_id for h in hits}  # the placeholder matches nothing
 
 
-def test_jieba_analyzer_finds_a_chinese_term(db_uri: str, embedder: Embedder) -> None:
-    texts = ["机器学习是人工智能的一个重要分支。", "今天天气很好，我们去公园散步。"]
-    with MilvusIndex(
-        db_uri, collection_prefix="rag_zh", text_analyzer={"tokenizer": "jieba"}
-    ) as zh:
-        collection = zh.ensure_collection(embedder.name, embedder.dimension, False)
-        rows = make_rows(embedder, "zh-doc", texts)
-        zh.replace_document(collection, "zh-doc", rows)
-        unrelated = embedder.encode_queries(["a contract clause about rent"]).dense[0]
-        hits = zh.hybrid_search(collection, "人工智能", unrelated, top_k=2)
-        assert hits[0].text == texts[0]
+MIXED = [
+    "机器学习是人工智能的一个重要分支。",
+    "今天天气很好，我们去公园散步。",
+    "使用 DMA 传输时，必须先配置 Host Control Register。",
+]
+
+
+def test_default_analyzer_splits_chinese_and_english_in_one_collection(
+    index: MilvusIndex, embedder: Embedder, scratch: str, docs: tuple[str, str]
+) -> None:
+    spec, _ = docs
+    rows = make_rows(embedder, spec, [*MIXED, *CORPUS[SPEC_DOC]])
+    assert [r.language for r in rows] == ["zh", "zh", "zh", "en", "en", "en"]
+    index.replace_document(scratch, spec, rows)
+    within = f"doc_id == {quote(spec)}"
+    for query, expected in [
+        ("人工智能", MIXED[0]),
+        ("公园散步", MIXED[1]),
+        ("dma 传输", MIXED[2]),
+        ("host control register", MIXED[2]),  # case folded in Chinese rows too
+        ("firmware checksum", CORPUS[SPEC_DOC][1]),
+    ]:
+        hits = index.bm25_search(scratch, query, 3, expr=within)
+        assert hits and hits[0].text == expected, query
+    assert {h.language for h in index.bm25_search(scratch, "人工智能", 1, expr=within)} == {"zh"}
+
+
+def test_standard_analyzer_cannot_split_chinese(db_uri: str, embedder: Embedder) -> None:
+    # Why jieba is the default: `standard` keeps a Chinese sentence as one token.
+    with MilvusIndex(db_uri, collection_prefix="rag_std", text_analyzer="standard") as std:
+        collection = std.ensure_collection(embedder.name, embedder.dimension, False)
+        std.replace_document(collection, "zh-doc", make_rows(embedder, "zh-doc", MIXED))
+        assert std.bm25_search(collection, "人工智能", top_k=2) == []
+        assert std.bm25_search(collection, "DMA", top_k=2)[0].text == MIXED[2]
+
+
+def test_an_unknown_analyzer_is_refused(db_uri: str) -> None:
+    with pytest.raises(ConfigurationError, match="icu"):
+        MilvusIndex(db_uri, text_analyzer="icu")
 
 
 def test_filters_escape_quotes() -> None:

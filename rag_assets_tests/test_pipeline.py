@@ -10,7 +10,7 @@ from upath import UPath
 from rag_assets.defs.ingest import ingest
 from rag_assets.embedding.models import load_embedder
 from rag_assets.index.milvus import MilvusIndex
-from rag_assets.index.search import search
+from rag_assets.retrieval.search import search
 from rag_assets.settings import Settings
 from rag_assets.storage import read_chunks
 from rag_assets.templates.registry import register_template
@@ -100,11 +100,11 @@ def test_chunks_carry_structure_and_tables(pipeline):
 def test_query_returns_cited_hits(pipeline):
     hits = search(
         pipeline.settings, "What do bits 15:8 of the Host Control Register hold?", top_k=3
-    )
+    ).hits
     assert hits[0].source_path.endswith("host-controller-spec.pdf")
     assert "Timeout Counter" in hits[0].text
     assert hits[0].page_start and hits[0].header_path.startswith("/2 Register Map/")
-    policy = search(pipeline.settings, "Which class can I book for a four hour flight?", top_k=3)
+    policy = search(pipeline.settings, "Which class can I book for a four hour flight?", top_k=3).hits
     assert any(h.source_path.endswith("travel-policy.docx") for h in policy)
 
 

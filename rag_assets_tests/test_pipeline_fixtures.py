@@ -4,7 +4,7 @@ import pytest
 from dagster import DagsterInstance
 
 from rag_assets.defs.ingest import ingest
-from rag_assets.index.search import search
+from rag_assets.retrieval.search import search
 from rag_assets.settings import Settings
 from rag_assets.storage import read_chunks
 
@@ -43,7 +43,7 @@ def test_pdf_chunks_cite_real_pages_and_sections(ingested):
     chunks = read_chunks(settings, "redp5110_sampled.pdf")
     assert max(c.page_end for c in chunks) <= 18
     assert any(c.header_path.count("/") >= 3 for c in chunks), "no chunk two headings deep"
-    hits = search(settings, "What is row and column access control (RCAC)?", top_k=3)
+    hits = search(settings, "What is row and column access control (RCAC)?", top_k=3).hits
     assert any(h.source_path.endswith("redp5110_sampled.pdf") for h in hits)
 
 

@@ -151,14 +151,13 @@ class MilvusResource(ConfigurableResource):
 
     uri: str
     token: str | None = None
-    text_analyzer: str = "standard"
+    text_analyzer: str = "jieba"
 
     @contextmanager
     def open(self) -> Iterator:
         from rag_assets.index.milvus import MilvusIndex
 
-        analyzer = {"tokenizer": "jieba"} if self.text_analyzer == "jieba" else None
-        index = MilvusIndex(self.uri, token=self.token, text_analyzer=analyzer)
+        index = MilvusIndex(self.uri, token=self.token, text_analyzer=self.text_analyzer)
         try:
             yield index
         finally:

@@ -37,6 +37,8 @@ class EmbeddingSpec(BaseModel):
     max_length: int = 512
     query_instruction: str | None = None  # prepended to queries, e.g. for BGE v1.5 English models
     pooling: Pooling | None = None  # None: chosen from the model folder (see resolve_model)
+    # ISO 639-1 codes the model embeds well, "*" for any; None: judged by name (model_languages)
+    languages: tuple[str, ...] | None = None
 
 
 class ResolvedModel(BaseModel):
@@ -46,6 +48,7 @@ class ResolvedModel(BaseModel):
     kind: Kind
     kind_reason: str
     pooling: Pooling
+    languages: tuple[str, ...]  # "*" for multilingual
     notes: list[str]
 
 
@@ -77,6 +80,12 @@ def resolve_model(spec: EmbeddingSpec) -> ResolvedModel:
     else:
         pooling, why = _default_pooling(name, path, kind)
         notes.append(why)
+    if spec.languages is not None:
+        languages = spec.languages
+        notes.append(f"languages={','.join(languages)} set explicitly")
+    else:
+        languages, why = model_languages(name, kind)
+        notes.append(why)
     return ResolvedModel(
         name=name,
         path=path,
@@ -84,8 +93,25 @@ def resolve_model(spec: EmbeddingSpec) -> ResolvedModel:
         kind=kind,
         kind_reason=kind_reason,
         pooling=pooling,
+        languages=languages,
         notes=notes,
     )
+
+
+# Name fragments of multilingual model families; anything else is taken as English-only,
+# as all-MiniLM-L6-v2 and most sentence-transformers models are.
+MULTILINGUAL_MARKERS = ("bge-m3", "multilingual", "labse", "xlm", "-m3", "gte-multi", "me5")
+CHINESE_MARKERS = ("-zh", "chinese", "text2vec")
+
+
+def model_languages(name: str, kind: Kind) -> tuple[tuple[str, ...], str]:
+    """The languages a model covers, judged by its name, and why."""
+    lowered = name.lower()
+    if kind == "bge-m3" or any(m in lowered for m in MULTILINGUAL_MARKERS):
+        return ("*",), "multilingual: a BGE-M3 or multilingual model by name"
+    if any(m in lowered for m in CHINESE_MARKERS):
+        return ("zh", "en"), "Chinese and English: a Chinese model by name"
+    return ("en",), "English only: no multilingual or Chinese marker in the name"
 
 
 def _locate(setting: str) -> tuple[str, Path, Literal["bundled", "local", "hub-cache"]]:
@@ -158,6 +184,7 @@ class Embedder:
         self.name = resolved.name
         self.model_dir = resolved.path
         self.has_sparse = resolved.kind == "bge-m3"
+        self.languages = resolved.languages
         self.dimension = int(self.encode_documents(["dimension probe"]).dense.shape[1])
         self.load_seconds = time.perf_counter() - started
 

@@ -3,6 +3,29 @@
 The uri is a Milvus Lite path (`<data_dir>/milvus.db`, which Milvus Lite 3 keeps as a folder)
 or a server address (`http://host:19530`); the code paths are the same. pymilvus is imported
 inside methods because it costs most of a second to import.
+
+Each row keeps `text` for display and `context_text` (title + heading breadcrumb + text) for
+matching: the dense vector is computed from it and BM25 analyzes it.
+
+Dense index: FLAT (exact). Measured in Milvus Lite 3.2.2 / pymilvus 3.0.2 by
+`bench/dense_index_types.py` (40 documents x 100 clustered 384-d rows, each flushed on its own
+so segments merge, recall@10 against brute force): FLAT 1.000 (10-14 ms/query), IVF_FLAT
+.972, HNSW and AUTOINDEX (HNSW when faiss is installed) 1.000; with one extra document of 3000
+rows sharing one identical vector, FLAT stays 1.000 while IVF_FLAT falls to .949 and HNSW /
+AUTOINDEX to .943: the duplicates crowd the graph's neighbour lists and cut other documents
+off. At the sizes Milvus Lite serves, exact search costs milliseconds; a server collection of
+millions of rows would want HNSW, with duplicate chunks deduplicated before indexing.
+
+BM25 analyzer: `jieba` with a lowercase filter, one analyzer for Chinese and English rows
+alike (jieba emits English words whole), measured by `bench/bm25_analyzers.py` on mixed
+English / Chinese rows in Milvus Lite 3.2.2. Lite implements only the `standard` and `jieba`
+tokenizers: `english`, `chinese`, `icu` and `language_identifier` are refused at collection
+creation, and `multi_analyzer_params` (per-row analyzer chosen by a language field) is
+accepted but ignored, every row then going through `standard`, which keeps a Chinese sentence
+as one token (6 of 13 queries top-1, every Chinese query missed). `standard` alone: the same;
+jieba: 12 of 13 top-1, the 13th at rank 2. A Milvus server supports the multi-language
+analyzer, but the same jieba analyzer keeps Lite and server results alike. Each row still
+records its detected `language`, for filters and for a server-side multi-language analyzer.
 """
 
 from __future__ import annotations
@@ -21,6 +44,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.errors import ConfigurationError
+from rag_assets.retrieval.language import detect_language
 
 logger = logging.getLogger(__name__)
 
@@ -36,9 +60,18 @@ SCALAR_FIELDS = [
     "page_start",
     "page_end",
     "chunk_index",
+    "language",
 ]
 TEXT_MAX_BYTES = 65535  # Milvus VARCHAR limit, counted in UTF-8 bytes
-DEFAULT_ANALYZER: dict[str, Any] = {"type": "standard"}
+# Bump when the fields, the functions or the index types change: a collection made by another
+# version is refused, never written to or searched as if it were current.
+SCHEMA_VERSION = "2"
+SCHEMA_PROPERTY = "rag.schema_version"
+ANALYZERS: dict[str, dict[str, Any]] = {
+    "jieba": {"tokenizer": "jieba", "filter": ["lowercase"]},  # Chinese and English (module doc)
+    "standard": {"type": "standard"},
+}
+DEFAULT_ANALYZER = "jieba"
 # Milvus refuses an empty sparse vector, but a learned model may give a chunk no positive weight
 # (and callers may pass None for it). This id lies beyond every tokenizer's vocabulary, so no
 # query ever matches it.
@@ -55,10 +88,16 @@ class IndexUnavailableError(RuntimeError):
     """The index could not be opened (for Milvus Lite: another process holds the file)."""
 
 
+class OutdatedCollectionError(ConfigurationError):
+    """The collection was made by another schema version; it must be rebuilt, not mixed."""
+
+
 class IndexRow(BaseModel):
     chunk_id: str
     doc_id: str
     text: str
+    context_text: str  # what the dense vector and BM25 see: title + breadcrumb + text
+    language: str  # detected from context_text
     dense: list[float]
     sparse_learned: dict[int, float] | None = None
     metadata: dict = Field(default_factory=dict)
@@ -75,7 +114,7 @@ class IndexRow(BaseModel):
     def _array_to_list(cls, value: Any) -> Any:
         return value.tolist() if hasattr(value, "tolist") else value
 
-    @field_validator("text")
+    @field_validator("text", "context_text")
     @classmethod
     def _fits_varchar(cls, value: str) -> str:
         size = len(value.encode("utf-8"))
@@ -93,10 +132,13 @@ class IndexRow(BaseModel):
         provenance = chunk.model_dump(
             include={"source_sha256", "headings", "logical_unit", "start_char", "end_char"}
         )
+        context_text = chunk.context_text or chunk.text
         return cls(
             chunk_id=chunk.chunk_id,
             doc_id=chunk.doc_id,
             text=chunk.text,
+            context_text=context_text,
+            language=detect_language(context_text),
             dense=dense,
             sparse_learned=sparse,
             metadata={**chunk.metadata, **provenance},
@@ -117,12 +159,13 @@ class SearchHit(BaseModel):
     header_path: str
     page_start: int | None
     page_end: int | None
-    score: float  # cosine for dense search, the RRF score for hybrid search
+    score: float  # the retriever's own: cosine (dense), BM25, or inner product (sparse)
     text: str
     chunk_type: str
     template: str
     chunk_index: int
     metadata: dict
+    language: str
 
 
 class ReplaceResult(BaseModel):
@@ -145,7 +188,7 @@ class MilvusIndex:
         uri: str,
         token: str | None = None,
         collection_prefix: str = "rag_chunks",
-        text_analyzer: dict | None = None,
+        text_analyzer: str | dict = DEFAULT_ANALYZER,
     ) -> None:
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", collection_prefix):
             raise ConfigurationError(
@@ -153,7 +196,13 @@ class MilvusIndex:
             )
         self.uri = uri
         self.collection_prefix = collection_prefix
-        self.text_analyzer = text_analyzer or DEFAULT_ANALYZER
+        if isinstance(text_analyzer, str):
+            if text_analyzer not in ANALYZERS:
+                raise ConfigurationError(
+                    f"text analyzer {text_analyzer!r} is not one of {sorted(ANALYZERS)}"
+                )
+            text_analyzer = ANALYZERS[text_analyzer]
+        self.text_analyzer = text_analyzer
         # pymilvus treats a uri ending in .db as a Milvus Lite folder.
         self._lite_path = str(Path(uri).resolve()) if uri.endswith(".db") else None
         self._loaded: dict[str, bool] = {}  # collection -> has a sparse_learned field
@@ -237,17 +286,18 @@ class MilvusIndex:
 
         Different model names can sanitize to one collection name, so the model name, the
         dimension, the sparse head and the analyzer are recorded as collection properties and
-        compared on reuse.
+        compared on reuse, after the schema version.
         """
         name = self.collection_name(model_name, dim)
         wanted = {
+            SCHEMA_PROPERTY: SCHEMA_VERSION,
             "rag.model_name": model_name,
             "rag.dim": str(dim),
             "rag.has_sparse": str(has_sparse).lower(),
             "rag.text_analyzer": json.dumps(self.text_analyzer, sort_keys=True),
         }
         if self._client.has_collection(name):
-            found = self._client.describe_collection(name).get("properties", {})
+            found = self._check_schema(name)
             mismatch = {k: (found.get(k), v) for k, v in wanted.items() if found.get(k) != v}
             if mismatch:
                 details = "; ".join(
@@ -268,13 +318,15 @@ class MilvusIndex:
         schema = self._client.create_schema(auto_id=False, enable_dynamic_field=False)
         schema.add_field("chunk_id", DataType.VARCHAR, is_primary=True, max_length=64)
         schema.add_field("doc_id", DataType.VARCHAR, max_length=512)
+        schema.add_field("text", DataType.VARCHAR, max_length=TEXT_MAX_BYTES)
         schema.add_field(
-            "text",
+            "context_text",
             DataType.VARCHAR,
             max_length=TEXT_MAX_BYTES,
             enable_analyzer=True,
             analyzer_params=self.text_analyzer,
         )
+        schema.add_field("language", DataType.VARCHAR, max_length=16)
         schema.add_field("sparse_bm25", DataType.SPARSE_FLOAT_VECTOR)
         schema.add_field("dense", DataType.FLOAT_VECTOR, dim=dim)
         if has_sparse:
@@ -289,15 +341,16 @@ class MilvusIndex:
         schema.add_field("chunk_index", DataType.INT64)
         schema.add_function(
             Function(
-                name="text_bm25",
+                name="context_bm25",
                 function_type=FunctionType.BM25,
-                input_field_names=["text"],
+                input_field_names=["context_text"],
                 output_field_names=["sparse_bm25"],
             )
         )
         indexes = self._client.prepare_index_params()
         # Vectors are L2-normalized, so COSINE ranks exactly like IP and reads as a similarity.
-        indexes.add_index("dense", index_type="AUTOINDEX", metric_type="COSINE")
+        # FLAT: exact, and immune to duplicate vectors (module docstring).
+        indexes.add_index("dense", index_type="FLAT", metric_type="COSINE")
         indexes.add_index("sparse_bm25", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
         if has_sparse:
             indexes.add_index(
@@ -324,10 +377,26 @@ class MilvusIndex:
         if collection not in self._loaded:
             if not self._client.has_collection(collection):
                 raise ConfigurationError(f"no collection {collection!r} at {self.uri}")
+            self._check_schema(collection)
             fields = self._client.describe_collection(collection)["fields"]
             self._client.load_collection(collection)
             self._loaded[collection] = any(f["name"] == "sparse_learned" for f in fields)
         return self._loaded[collection]
+
+    def _check_schema(self, collection: str) -> dict[str, str]:
+        """The collection's properties, once its schema version is known to be this code's."""
+        properties = self._client.describe_collection(collection).get("properties", {})
+        found = properties.get(SCHEMA_PROPERTY)
+        if found != SCHEMA_VERSION:
+            made_by = (
+                f"schema version {found}" if found else "an older schema (no version recorded)"
+            )
+            raise OutdatedCollectionError(
+                f"collection {collection!r} at {self.uri} was made by {made_by}; this code "
+                f"reads and writes schema version {SCHEMA_VERSION}. Re-index the documents "
+                f"into a fresh collection (drop this one, or use another collection_prefix)."
+            )
+        return properties
 
     def replace_document(self, collection: str, doc_id: str, rows: list[IndexRow]) -> ReplaceResult:
         """Make `rows` the document's rows: upsert them, then delete its rows not among them.
@@ -373,6 +442,35 @@ class MilvusIndex:
             entity["sparse_learned"] = row.sparse_learned or EMPTY_SPARSE_PLACEHOLDER
         return entity
 
+    def document_snapshot(self, collection: str, doc_id: str) -> list[dict[str, Any]]:
+        """The document's stored rows (vectors included), to put back if a replacement fails."""
+        has_sparse = self._ready(collection)
+        fields = [
+            *SCALAR_FIELDS,
+            "context_text",
+            "dense",
+            *(["sparse_learned"] if has_sparse else []),
+        ]
+        iterator = self._client.query_iterator(
+            collection, batch_size=1000, filter=f"doc_id == {quote(doc_id)}", output_fields=fields
+        )
+        rows: list[dict[str, Any]] = []
+        try:
+            while batch := iterator.next():
+                rows.extend({k: row[k] for k in fields} for row in batch)
+        finally:
+            iterator.close()
+        return rows
+
+    def restore_document(self, collection: str, doc_id: str, rows: list[dict[str, Any]]) -> int:
+        """Make a snapshot the document's rows again; an empty snapshot removes the document."""
+        self._ready(collection)
+        self._delete(collection, f"doc_id == {quote(doc_id)}")
+        for start in range(0, len(rows), UPSERT_BATCH):
+            self._client.upsert(collection, rows[start : start + UPSERT_BATCH])
+        self._settle(collection)
+        return self.count_document(collection, doc_id)
+
     def delete_document(self, collection: str, doc_id: str) -> int:
         self._ready(collection)
         deleted = self._delete(collection, f"doc_id == {quote(doc_id)}")
@@ -391,6 +489,10 @@ class MilvusIndex:
         if self._lite_path is not None:
             self._client.flush(collection)
 
+    def has_sparse(self, collection: str) -> bool:
+        """Whether the collection holds learned sparse vectors (made for a BGE-M3 model)."""
+        return self._ready(collection)
+
     def count_document(self, collection: str, doc_id: str) -> int:
         self._ready(collection)
         result = self._client.query(
@@ -402,56 +504,55 @@ class MilvusIndex:
         return int(result[0]["count(*)"])
 
     def dense_search(
-        self, collection: str, vector: Sequence[float], top_k: int, doc_id: str | None = None
-    ) -> list[SearchHit]:
-        self._ready(collection)
-        result = self._client.search(
-            collection,
-            data=[[float(x) for x in vector]],
-            anns_field="dense",
-            limit=top_k,
-            filter=f"doc_id == {quote(doc_id)}" if doc_id is not None else "",
-            output_fields=SCALAR_FIELDS,
-            search_params={"metric_type": "COSINE"},
-        )
-        return [_hit(hit) for hit in result[0]]
-
-    def hybrid_search(
         self,
         collection: str,
-        query_text: str,
-        dense_vector: Sequence[float],
+        vector: Sequence[float],
         top_k: int,
-        sparse_weights: dict[int, float] | None = None,
+        doc_id: str | None = None,
+        expr: str = "",
+    ) -> list[SearchHit]:
+        """Nearest rows by cosine, optionally within one document and a filter expression."""
+        return self._search(
+            collection, [float(x) for x in vector], "dense", "COSINE", top_k, expr, doc_id
+        )
+
+    def bm25_search(
+        self, collection: str, text: str, top_k: int, expr: str = ""
+    ) -> list[SearchHit]:
+        """BM25 over context_text; the query goes through the same analyzer as the rows."""
+        if not text.strip():
+            return []
+        return self._search(collection, text, "sparse_bm25", "BM25", top_k, expr)
+
+    def sparse_search(
+        self, collection: str, weights: dict[int, float], top_k: int, expr: str = ""
+    ) -> list[SearchHit]:
+        """Learned sparse (BGE-M3) by inner product; nothing when the collection has none."""
+        if not self._ready(collection) or not weights:
+            return []
+        return self._search(collection, weights, "sparse_learned", "IP", top_k, expr)
+
+    def _search(
+        self,
+        collection: str,
+        query: Any,
+        field: str,
+        metric: str,
+        top_k: int,
+        expr: str,
         doc_id: str | None = None,
     ) -> list[SearchHit]:
-        """Dense + BM25 on the raw query text (+ learned sparse when both sides have it), by RRF.
-
-        Each list contributes more candidates than top_k so that fusion can promote a chunk
-        that only one of them ranks highly.
-        """
-        from pymilvus import AnnSearchRequest, RRFRanker
-
-        has_sparse = self._ready(collection)
-        expr = f"doc_id == {quote(doc_id)}" if doc_id is not None else None
-        pool = max(top_k * 4, 20)
-        requests = [
-            AnnSearchRequest(
-                [[float(x) for x in dense_vector]], "dense", {"metric_type": "COSINE"}, pool, expr
-            )
-        ]
-        if query_text.strip():
-            requests.append(
-                AnnSearchRequest([query_text], "sparse_bm25", {"metric_type": "BM25"}, pool, expr)
-            )
-        if has_sparse and sparse_weights:
-            requests.append(
-                AnnSearchRequest(
-                    [sparse_weights], "sparse_learned", {"metric_type": "IP"}, pool, expr
-                )
-            )
-        result = self._client.hybrid_search(
-            collection, requests, RRFRanker(60), limit=top_k, output_fields=SCALAR_FIELDS
+        self._ready(collection)
+        clauses = [f"doc_id == {quote(doc_id)}"] if doc_id is not None else []
+        clauses += [f"({expr})"] if expr else []
+        result = self._client.search(
+            collection,
+            data=[query],
+            anns_field=field,
+            limit=top_k,
+            filter=" and ".join(clauses),
+            output_fields=SCALAR_FIELDS,
+            search_params={"metric_type": metric},
         )
         return [_hit(hit) for hit in result[0]]
 

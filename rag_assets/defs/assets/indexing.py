@@ -16,8 +16,8 @@ from rag_assets.index.rows import IndexReport, index_rows
 from rag_assets.quality.embeddings import check_embeddings
 from rag_assets.quality.index import check_row_count, check_self_retrieval
 
-EMBEDDING_VERSION = "1"
-INDEX_VERSION = "1"
+EMBEDDING_VERSION = "2"  # 2: context_text is embedded
+INDEX_VERSION = "2"  # 2: schema version 2 (context_text BM25, language, FLAT)
 
 
 @asset(
@@ -36,7 +36,7 @@ def chunk_embeddings(
     started = time.perf_counter()
     embedder, fallback_reason = embedding.load()
     loaded = time.perf_counter()
-    batch = embedder.encode_documents([c.text for c in chunks])
+    batch = embedder.encode_documents([c.context_text or c.text for c in chunks])
     encoded = time.perf_counter()
     rows = embedding_rows([c.chunk_id for c in chunks], batch.dense, batch.sparse)
     context.log.info(

@@ -1,0 +1,292 @@
+"""The search API: filters, language-aware fusion of dense, BM25 and learned sparse, rerank.
+
+Each retriever runs as its own Milvus search and the lists are fused here by weighted RRF:
+Milvus' hybrid_search returns only the fused list, and `found_by` needs every list's ranks.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from rag_assets.embedding.models import EmbeddingBatch, EmbeddingSpec
+from rag_assets.index.milvus import MilvusIndex, SearchHit, quote
+from rag_assets.retrieval.fusion import FusionSettings, fusion_weights, weighted_rrf
+from rag_assets.retrieval.language import detect_language
+from rag_assets.retrieval.rerank import Reranker, RerankError, load_reranker, rerank
+from rag_assets.settings import Settings
+
+_LIKE_UNSAFE = "%_\\"  # LIKE wildcards and the escape character: a literal prefix stops there
+
+
+class SearchFilters(BaseModel):
+    """Which chunks may be returned; every field optional, all given ones must hold."""
+
+    model_config = ConfigDict(frozen=True)
+
+    doc_ids: list[str] | None = None
+    source_glob: str | None = None  # fnmatch on source_path
+    templates: list[str] | None = None
+    chunk_types: list[str] | None = None
+    header_path_prefix: str | None = None
+    page_from: int | None = None  # keep chunks whose [page_start, page_end] overlaps
+    page_to: int | None = None
+
+    @model_validator(mode="after")
+    def _page_order(self) -> SearchFilters:
+        if (
+            self.page_from is not None
+            and self.page_to is not None
+            and self.page_from > self.page_to
+        ):
+            raise ValueError(f"page_from {self.page_from} is after page_to {self.page_to}")
+        return self
+
+    def expression(self) -> str:
+        """The Milvus filter: exact for every field but the glob and the heading prefix, which
+        it narrows by their literal prefix (`like` has no escape in Milvus Lite); `matches`
+        then decides those two exactly."""
+        clauses = []
+        for field, values in (
+            ("doc_id", self.doc_ids),
+            ("template", self.templates),
+            ("chunk_type", self.chunk_types),
+        ):
+            if values is not None:
+                clauses.append(f"{field} in [{', '.join(quote(v) for v in values)}]")
+        if self.header_path_prefix:
+            clauses.append(_like("header_path", self.header_path_prefix))
+        if self.source_glob:
+            literal = self.source_glob
+            cut = min((literal.find(c) for c in "*?[" if c in literal), default=len(literal))
+            clauses.append(_like("source_path", literal[:cut]) if cut else "")
+        # A chunk without pages cannot overlap a page range.
+        if self.page_from is not None:
+            clauses.append(f"page_end >= {int(self.page_from)}")
+        if self.page_to is not None:
+            clauses.append(f"page_start <= {int(self.page_to)}")
+        return " and ".join(c for c in clauses if c)
+
+    def matches(self, hit: SearchHit) -> bool:
+        if self.source_glob and not fnmatch.fnmatchcase(hit.source_path, self.source_glob):
+            return False
+        prefix = self.header_path_prefix
+        return not prefix or hit.header_path.startswith(prefix)
+
+
+def _like(field: str, prefix: str) -> str:
+    cut = min((prefix.find(c) for c in _LIKE_UNSAFE if c in prefix), default=len(prefix))
+    return f"{field} like {quote(prefix[:cut] + '%')}"
+
+
+class RetrievedHit(SearchHit):
+    score: float  # normalized to [0, 1], higher is better
+    found_by: dict[str, int]  # retriever ("dense" | "bm25" | "sparse") -> 1-based rank
+    rerank_score: float | None = None
+
+
+class SearchResult(BaseModel):
+    query: str
+    language: str
+    weights: dict[str, float]
+    hits: list[RetrievedHit]
+    reranked: bool
+    rerank_note: str
+
+
+class QueryEmbedder(Protocol):
+    name: str
+    has_sparse: bool
+    languages: tuple[str, ...]
+
+    def encode_queries(self, texts: list[str]) -> EmbeddingBatch: ...
+
+
+class Retriever:
+    def __init__(
+        self,
+        index: MilvusIndex,
+        collection: str,
+        embedder: QueryEmbedder,
+        *,
+        fusion: FusionSettings | None = None,
+        reranker: Reranker | None = None,
+        rerank_top_n: int = 20,
+        rerank_note: str = "",
+    ) -> None:
+        self.index = index
+        self.collection = collection
+        self.embedder = embedder
+        self.fusion = fusion or FusionSettings()
+        self.reranker = reranker
+        self.rerank_top_n = rerank_top_n
+        self.rerank_note = rerank_note or (
+            f"rerank by {reranker.name} on the top {rerank_top_n} hits"
+            if reranker
+            else "rerank off"
+        )
+
+    def search(
+        self, query: str, top_k: int = 5, filters: SearchFilters | None = None
+    ) -> SearchResult:
+        filters = filters or SearchFilters()
+        language = detect_language(query)
+        weights = fusion_weights(
+            self.fusion,
+            language,
+            self.embedder.languages,
+            self.embedder.has_sparse and self.index.has_sparse(self.collection),
+        )
+        pool = max(self.fusion.candidates, top_k, self.rerank_top_n if self.reranker else 0)
+        lists = self._candidates(query, weights, pool, filters)
+        fused = weighted_rrf(
+            {name: [h.chunk_id for h in hits] for name, hits in lists.items()},
+            weights,
+            self.fusion.rrf_k,
+        )
+        by_id = {h.chunk_id: h for hits in lists.values() for h in reversed(hits)}
+        hits = [
+            RetrievedHit(**by_id[chunk_id].model_dump(exclude={"score"}), score=s, found_by=ranks)
+            for chunk_id, s, ranks in fused
+        ]
+        reranked, note = self._rerank(query, hits)
+        return SearchResult(
+            query=query,
+            language=language,
+            weights=weights,
+            hits=hits[:top_k],
+            reranked=reranked,
+            rerank_note=note,
+        )
+
+    def _candidates(
+        self, query: str, weights: dict[str, float], pool: int, filters: SearchFilters
+    ) -> dict[str, list[SearchHit]]:
+        expr = filters.expression()
+        lists: dict[str, list[SearchHit]] = {}
+        if "bm25" in weights:
+            lists["bm25"] = self.index.bm25_search(self.collection, query, pool, expr=expr)
+        if "dense" in weights or "sparse" in weights:
+            batch = self.embedder.encode_queries([query])
+            if "dense" in weights:
+                lists["dense"] = self.index.dense_search(
+                    self.collection, batch.dense[0], pool, expr=expr
+                )
+            if "sparse" in weights and batch.sparse:
+                lists["sparse"] = self.index.sparse_search(
+                    self.collection, batch.sparse[0], pool, expr=expr
+                )
+        return {name: [h for h in hits if filters.matches(h)] for name, hits in lists.items()}
+
+    def _rerank(self, query: str, hits: list[RetrievedHit]) -> tuple[bool, str]:
+        """Reorder the head by the reranker's scores, in place; (reranked, note)."""
+        if self.reranker is None or not hits:
+            return False, self.rerank_note
+        head = hits[: self.rerank_top_n]
+        try:
+            order = rerank(self.reranker, query, [h.text for h in head])
+        except RerankError as error:
+            return False, f"rerank failed, fused order kept: {error.reason}"
+        reordered = [head[i].model_copy(update={"rerank_score": s}) for i, s in order]
+        # The reranker's scale is its own (often logits): spread the head over the fused
+        # scores it had, so `score` stays in [0, 1] and descending above the tail.
+        for hit, fused_score in zip(
+            reordered, sorted((h.score for h in head), reverse=True), strict=True
+        ):
+            hit.score = fused_score
+        hits[: len(head)] = reordered
+        return True, self.rerank_note
+
+
+def _languages(setting: str | None) -> tuple[str, ...] | None:
+    if not setting:
+        return None
+    return tuple(part.strip() for part in setting.split(",") if part.strip())
+
+
+@contextmanager
+def open_retriever(
+    settings: Settings, collection_prefix: str | None = None
+) -> Iterator[Retriever | None]:
+    """A retriever on the configured model's collection; None when nothing is indexed yet."""
+    from rag_assets.embedding.selection import select_embedder
+
+    spec = EmbeddingSpec(
+        model=settings.embedding_model, languages=_languages(settings.embedding_languages)
+    )
+    embedder, _ = select_embedder(spec)
+    prefix = {"collection_prefix": collection_prefix} if collection_prefix else {}
+    with MilvusIndex(
+        settings.resolved_milvus_uri,
+        token=settings.milvus_token,
+        text_analyzer=settings.text_analyzer,
+        **prefix,
+    ) as index:
+        collection = index.collection_name(embedder.name, embedder.dimension)
+        if collection not in index.list_collections():
+            yield None
+            return
+        reranker, note = load_reranker(settings)
+        try:
+            yield Retriever(
+                index,
+                collection,
+                embedder,
+                fusion=settings.fusion,
+                reranker=reranker,
+                rerank_top_n=settings.rerank_top_n,
+                rerank_note=note,
+            )
+        finally:
+            close = getattr(reranker, "close", None)
+            if close is not None:
+                close()
+
+
+def search(
+    settings: Settings, query: str, top_k: int = 5, filters: SearchFilters | None = None
+) -> SearchResult:
+    """One search on the configured index; no hits when nothing has been indexed yet."""
+    with open_retriever(settings) as retriever:
+        if retriever is not None:
+            return retriever.search(query, top_k, filters)
+    return SearchResult(
+        query=query,
+        language=detect_language(query),
+        weights={},
+        hits=[],
+        reranked=False,
+        rerank_note="nothing indexed yet",
+    )
+
+
+def citation(hit: SearchHit) -> str:
+    """`source.pdf, p. 3-4, § /2 Register Map/2.1 Host Control Register/`: where the text came from."""
+    pages = ""
+    if hit.page_start:
+        pages = f", p. {hit.page_start}" + (
+            f"-{hit.page_end}" if hit.page_end and hit.page_end != hit.page_start else ""
+        )
+    headings = hit.metadata.get("headings") or []
+    section = " / ".join(headings) if headings else hit.header_path
+    return f"{hit.source_path}{pages}, § {section}"
+
+
+def citation_dict(hit: RetrievedHit) -> dict:
+    return {
+        "chunk_id": hit.chunk_id,
+        "doc_id": hit.doc_id,
+        "source_path": hit.source_path,
+        "header_path": hit.header_path,
+        "page_start": hit.page_start,
+        "page_end": hit.page_end,
+        "score": hit.score,
+        "found_by": hit.found_by,
+        "rerank_score": hit.rerank_score,
+        "text": hit.text,
+        "citation": citation(hit),
+    }
