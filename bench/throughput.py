@@ -1,0 +1,245 @@
+"""Throughput, side by side in one run: parsing, embedding, the whole graph and a straight script.
+
+    .venv/bin/python bench/throughput.py [--pages 1000] [--parts parse,embed,e2e,script,sensor]
+
+On the generated corpus (bench/generated_corpus.py: numbered sections, two columns, register
+tables) and the fixture PDFs when ../shared is there:
+
+- parse: pages/s per parser (parser + adapter + repairs) against pypdfium2's raw text
+  extraction, the floor on the work any parser must do;
+- embed: chunks/s of the bundled model per batch size;
+- e2e: `rag-assets ingest` of the corpus through every asset (wall time, pages/s, peak RSS);
+- script: the same library calls with no Dagster (parse, template, embed, Milvus), and the
+  ratio of the two (target: e2e at most 1.2x the script);
+- sensor: one inbox scan + change plan over 10,000 files (target: under 2 s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from generated_corpus import write_corpus  # noqa: E402
+
+FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "pdf"
+PARSERS = ("pymupdf", "unstructured")
+
+
+def peak_rss_gib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+
+
+def page_count(path: Path) -> int:
+    import pypdfium2
+
+    document = pypdfium2.PdfDocument(str(path))
+    try:
+        return len(document)
+    finally:
+        document.close()
+
+
+def raw_text(path: Path) -> int:
+    import pypdfium2
+
+    document = pypdfium2.PdfDocument(str(path))
+    try:
+        return sum(len(page.get_textpage().get_text_range()) for page in document)
+    finally:
+        document.close()
+
+
+def bench_parse(files: list[Path], label: str) -> list[dict]:
+    from rag_assets.parsers.routing import ParserRouter
+    from rag_assets.parsing import parse_file
+
+    pages = sum(page_count(f) for f in files)
+    rows = []
+    started = time.perf_counter()
+    for f in files:
+        raw_text(f)
+    rows.append(_rate(label, "pypdfium2 text (floor)", pages, time.perf_counter() - started))
+    for name in PARSERS:
+        router = ParserRouter(requested=name)
+        parse_file(files[0], router)  # warm: imports and model loads are not per page
+        started = time.perf_counter()
+        for f in files:
+            parse_file(f, router)
+        rows.append(_rate(label, name, pages, time.perf_counter() - started))
+    return rows
+
+
+def _rate(corpus: str, what: str, pages: int, seconds: float) -> dict:
+    return {
+        "corpus": corpus,
+        "what": what,
+        "pages": pages,
+        "seconds": round(seconds, 2),
+        "pages_per_s": round(pages / seconds, 2),
+    }
+
+
+def bench_embed(texts: list[str]) -> list[dict]:
+    from rag_assets.embedding.models import EmbeddingSpec, load_embedder
+
+    rows = []
+    for batch_size in (16, 64, 256):
+        embedder = load_embedder(EmbeddingSpec(batch_size=batch_size))
+        embedder.encode_documents(texts[:8])
+        started = time.perf_counter()
+        embedder.encode_documents(texts)
+        seconds = time.perf_counter() - started
+        rows.append(
+            {
+                "runtime": "FlagEmbedding (torch)",
+                "batch": batch_size,
+                "chunks": len(texts),
+                "chunks_per_s": round(len(texts) / seconds, 1),
+            }
+        )
+    return rows
+
+
+def straight_script(files: list[Path], data_dir: Path) -> tuple[float, int, list[str]]:
+    """Parse, chunk, embed and index each file with the library calls the assets make."""
+    from rag_assets.embedding.models import EmbeddingSpec, load_embedder
+    from rag_assets.embedding.rows import embedding_rows
+    from rag_assets.index.milvus import MilvusIndex
+    from rag_assets.index.rows import index_rows
+    from rag_assets.parsers.routing import ParserRouter
+    from rag_assets.parsing import parse_file
+    from rag_assets.templates.registry import build_template
+    from rag_assets.templates.tokens import TokenizerCounter
+
+    started = time.perf_counter()
+    router = ParserRouter(requested="auto")
+    embedder = load_embedder(EmbeddingSpec())
+    counter = TokenizerCounter.from_model_dir(embedder.resolved.path)
+    template = build_template("semantic")
+    texts: list[str] = []
+    chunks_total = 0
+    with MilvusIndex(str(data_dir / "milvus.db")) as index:
+        collection = index.ensure_collection(embedder.name, embedder.dimension, embedder.has_sparse)
+        for f in files:
+            doc = parse_file(f, router).document
+            chunks = template.chunk(doc, counter)
+            batch = embedder.encode_documents([c.context_text or c.text for c in chunks])
+            vectors = embedding_rows([c.chunk_id for c in chunks], batch.dense, batch.sparse)
+            index.replace_document(collection, doc.doc_id, index_rows(chunks, vectors))
+            chunks_total += len(chunks)
+            texts.extend(c.text for c in chunks)
+    return time.perf_counter() - started, chunks_total, texts
+
+
+def end_to_end(files: list[Path], data_dir: Path) -> tuple[float, int]:
+    from rag_assets.defs.ingest import ingest
+    from rag_assets.settings import Settings
+
+    started = time.perf_counter()
+    outcomes = ingest(Settings(data_dir=data_dir), files, log_level="ERROR")
+    failed = [o.summary() for o in outcomes if not o.success]
+    if failed:
+        raise SystemExit("ingest failed:\n" + "\n".join(failed))
+    return time.perf_counter() - started, sum(o.chunks for o in outcomes)
+
+
+def bench_sensor(root: Path, files: int = 10_000) -> dict:
+    from rag_assets.sources.inbox import scan_inbox
+    from rag_assets.sources.watch import plan_inbox_changes
+
+    inbox = root / "inbox"
+    for i in range(files):
+        folder = inbox / f"batch-{i // 500:02d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"note-{i:05d}.md").write_text(f"# Note {i}\n\nBody {i}.\n")
+    first = plan_inbox_changes(scan_inbox(inbox), {}, set(), lambda key: None)
+    known = set(first.add_partitions)
+    started = time.perf_counter()
+    quiet = plan_inbox_changes(scan_inbox(inbox), first.state, known, lambda key: None)
+    seconds = time.perf_counter() - started
+    assert not quiet.runs and not quiet.add_partitions
+    return {"inbox_files": files, "quiet_tick_s": round(seconds, 3)}
+
+
+def table(rows: list[dict]) -> str:
+    if not rows:
+        return ""
+    keys = list(rows[0])
+    lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+    lines += ["| " + " | ".join(str(r.get(k, "")) for k in keys) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pages", type=int, default=1000)
+    parser.add_argument("--pages-per-doc", type=int, default=50)
+    parser.add_argument("--parts", default="parse,embed,script,e2e,sensor")
+    parser.add_argument("--corpus-dir", type=Path, help="keep the generated corpus here")
+    args = parser.parse_args()
+    parts = set(args.parts.split(","))
+    work = Path(tempfile.mkdtemp(prefix="rag-throughput-"))
+    try:
+        corpus_dir = args.corpus_dir or work / "corpus"
+        files = write_corpus(corpus_dir, args.pages, args.pages_per_doc)
+        pages = sum(page_count(f) for f in files)
+        print(f"corpus: {len(files)} PDFs, {pages} pages ({corpus_dir})\n")
+        if "parse" in parts:
+            rows = bench_parse(files, "generated")
+            fixtures = sorted(FIXTURES.glob("*.pdf")) if FIXTURES.is_dir() else []
+            if fixtures:
+                rows += bench_parse(fixtures, "fixtures")
+            print("## Parse (parser + adapter + repairs)\n" + table(rows) + "\n")
+        texts: list[str] = []
+        ratio_rows = []
+        if "script" in parts:
+            seconds, chunks, texts = straight_script(files, work / "script")
+            ratio_rows.append(
+                {
+                    "path": "straight script (no Dagster)",
+                    "seconds": round(seconds, 1),
+                    "pages_per_s": round(pages / seconds, 2),
+                    "chunks": chunks,
+                    "peak_rss_gib": round(peak_rss_gib(), 2),
+                }
+            )
+        if "e2e" in parts:
+            seconds, chunks = end_to_end(files, work / "e2e")
+            ratio_rows.append(
+                {
+                    "path": "rag-assets ingest (every asset)",
+                    "seconds": round(seconds, 1),
+                    "pages_per_s": round(pages / seconds, 2),
+                    "chunks": chunks,
+                    "peak_rss_gib": round(peak_rss_gib(), 2),
+                }
+            )
+        if ratio_rows:
+            print("## End to end\n" + table(ratio_rows))
+            if len(ratio_rows) == 2:
+                print(
+                    f"\nratio ingest / script: {ratio_rows[1]['seconds'] / ratio_rows[0]['seconds']:.2f}"
+                    " (target <= 1.2); 1,000 pages target: <= 240 s"
+                )
+            print()
+        if "embed" in parts:
+            sample = texts or [
+                f"Register {i} holds the transfer status of block {i} and its timing."
+                for i in range(512)
+            ]
+            print("## Embedding\n" + table(bench_embed(sample[:1024])) + "\n")
+        if "sensor" in parts:
+            print("## Sensor tick\n" + table([bench_sensor(work / "sensor")]) + "\n")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
