@@ -43,6 +43,8 @@ class Settings(BaseModel):
     fusion: FusionSettings = Field(default_factory=FusionSettings)  # RAG_ASSETS_FUSION_*
     # Symbolic links in the inbox that lead out of it are skipped unless this is on.
     inbox_follow_symlinks: bool = False
+    # When the refresh schedule rescans the inbox and settings and runs what is stale (UTC cron).
+    refresh_cron: str = "0 2 * * *"
     # Rerank is off unless a model folder (or cached hub name) or a /rerank endpoint is set.
     # The endpoint's key is read from RAG_ASSETS_RERANK_API_KEY when the client is made, never held here.
     rerank_model: str | None = None  # with rerank_url: the model name sent to the endpoint
@@ -69,6 +71,7 @@ class Settings(BaseModel):
             "text_analyzer": _env("RAG_ASSETS_TEXT_ANALYZER"),
             "fusion": FusionSettings.from_env(),
             "inbox_follow_symlinks": _env("RAG_ASSETS_INBOX_FOLLOW_SYMLINKS"),
+            "refresh_cron": _env("RAG_ASSETS_REFRESH_CRON"),
             "rerank_model": _env("RAG_ASSETS_RERANK_MODEL"),
             "rerank_url": _env("RAG_ASSETS_RERANK_URL"),
             "rerank_top_n": _env("RAG_ASSETS_RERANK_TOP_N"),

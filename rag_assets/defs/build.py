@@ -8,6 +8,8 @@ from pydantic import ValidationError
 from rag_assets.defs.assets.chunking import document_chunks, table_markdown
 from rag_assets.defs.assets.documents import normalized_documents, parsed_documents, raw_documents
 from rag_assets.defs.assets.indexing import chunk_embeddings, vector_index
+from rag_assets.defs.automation import automation_sensor, eager
+from rag_assets.defs.incremental import observed_specs
 from rag_assets.defs.io_managers import JsonIOManagerFactory, ParquetIOManagerFactory
 from rag_assets.defs.jobs import ingest_documents
 from rag_assets.defs.resources import (
@@ -18,6 +20,7 @@ from rag_assets.defs.resources import (
     MilvusResource,
     ParserResource,
 )
+from rag_assets.defs.schedules import build_refresh_schedule
 from rag_assets.defs.sensors import build_inbox_sensor
 from rag_assets.errors import ConfigurationError
 from rag_assets.llm.settings import LLMSettings
@@ -40,16 +43,23 @@ def build_defs(settings: Settings) -> Definitions:
     root = settings.asset_storage_root.rstrip("/")
     return Definitions(
         assets=[
+            *observed_specs,
             raw_documents,
-            parsed_documents,
-            normalized_documents,
-            table_markdown,
-            document_chunks,
-            chunk_embeddings,
-            vector_index,
+            *(
+                eager(a)
+                for a in (
+                    parsed_documents,
+                    normalized_documents,
+                    table_markdown,
+                    document_chunks,
+                    chunk_embeddings,
+                    vector_index,
+                )
+            ),
         ],
         jobs=[ingest_documents],
-        sensors=[build_inbox_sensor(ingest_documents)],
+        sensors=[build_inbox_sensor(ingest_documents), automation_sensor],
+        schedules=[build_refresh_schedule(ingest_documents, settings.refresh_cron)],
         resources={
             "json_io_manager": JsonIOManagerFactory(base_path=root),
             "parquet_io_manager": ParquetIOManagerFactory(base_path=root),

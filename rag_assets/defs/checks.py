@@ -4,12 +4,20 @@ from __future__ import annotations
 
 from dagster import AssetCheckResult, AssetCheckSeverity, AssetCheckSpec
 
+from rag_assets.defs.partitions import documents_partitions
 from rag_assets.quality.outcome import CheckOutcome
 
 
 def specs(asset: str, names: dict[str, str], blocking: bool) -> list[AssetCheckSpec]:
     return [
-        AssetCheckSpec(name, asset=asset, description=text, blocking=blocking)
+        # Per document: each partition keeps its own check history and status in the UI.
+        AssetCheckSpec(
+            name,
+            asset=asset,
+            description=text,
+            blocking=blocking,
+            partitions_def=documents_partitions,
+        )
         for name, text in names.items()
     ]
 

@@ -6,9 +6,12 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dagster import DagsterEventType
+from dagster import AssetKey, AssetRecordsFilter, DagsterEventType, DagsterInstance
+from dagster._core.event_api import PartitionKeyFilter
+from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
 
 from rag_assets.defs.build import build_defs
+from rag_assets.defs.incremental import PartitionPlan, plan_runs, report_changes
 from rag_assets.defs.jobs import INGEST_JOB
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.instance import open_instance
@@ -37,6 +40,7 @@ class DocumentOutcome:
     error: str = ""
     failed_checks: list[str] = field(default_factory=list)
     skipped: str = ""  # why the file was not ingested at all (hidden, a link out, ...)
+    ran: tuple[str, ...] = ()  # the assets this ingest materialized; none when all were fresh
 
     def summary(self) -> str:
         if self.skipped:
@@ -49,6 +53,10 @@ class DocumentOutcome:
         )
         if self.failed_checks:
             line += f" failed_checks={','.join(self.failed_checks)}"
+        if self.success and not self.ran:
+            line += "  unchanged"
+        elif self.success and self.ran[0] != "raw_documents":
+            line += f"  re-ran from {self.ran[0]}"
         return line + (f"  error: {self.error}" if self.error else "")
 
 
@@ -82,6 +90,41 @@ def _copy(source: Path, target: Path, inbox: Path) -> str:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target)
     return target.relative_to(inbox.resolve()).as_posix()
+
+
+def _latest_metadata(instance: DagsterInstance, asset: str, key: str) -> dict:
+    records = instance.fetch_materializations(
+        AssetRecordsFilter(asset_key=AssetKey(asset), asset_partitions=[key]), limit=1
+    ).records
+    if not records:
+        return {}
+    return {k: v.value for k, v in records[0].asset_materialization.metadata.items()}
+
+
+def _fill_from_instance(
+    outcome: DocumentOutcome, instance: DagsterInstance, check_keys, evaluated: set[str]
+) -> DocumentOutcome:
+    """What a run did not redo is reported from the document's stored materializations and
+    its latest check results, so every line reads the same whatever ran."""
+    if not outcome.parser:
+        parsed = _latest_metadata(instance, "parsed_documents", outcome.doc_id)
+        outcome.parser = str(parsed.get("parser", ""))
+    if not outcome.template:
+        chunks = _latest_metadata(instance, "document_chunks", outcome.doc_id)
+        outcome.template = str(chunks.get("template", ""))
+        outcome.chunks = int(chunks.get("chunks", 0))
+    latest = instance.event_log_storage.get_latest_asset_check_execution_by_key(
+        [k for k in check_keys if k.name not in evaluated],
+        partition_filter=PartitionKeyFilter(key=outcome.doc_id),
+    )
+    for check_key, record in latest.items():
+        if record.status == AssetCheckExecutionRecordStatus.SUCCEEDED:
+            outcome.checks_total += 1
+            outcome.checks_passed += 1
+        elif record.status == AssetCheckExecutionRecordStatus.FAILED:
+            outcome.checks_total += 1
+            outcome.failed_checks.append(check_key.name)
+    return outcome
 
 
 def _outcome(doc_id: str, source_path: str, result) -> DocumentOutcome:
@@ -122,7 +165,8 @@ def ingest(
 
     Documents run one after another in this process, so models load once; a
     failing document is reported and the others still land. `instance` defaults to
-    the one under the data dir.
+    the one under the data dir. Only what is stale runs: the files' and settings' versions are
+    reported first, and a document whose every asset is fresh starts no run at all.
     """
     relative_paths, skipped = place_in_inbox(
         paths, settings.inbox_dir, settings.inbox_follow_symlinks
@@ -130,15 +174,40 @@ def ingest(
     keys = [partition_key_for(p) for p in relative_paths]
     instance = instance or open_instance(settings)
     instance.add_dynamic_partitions(documents_partitions.name, keys)
-    job = build_defs(settings).resolve_job_def(INGEST_JOB)
+    defs = build_defs(settings)
+    job = defs.resolve_job_def(INGEST_JOB)
+    graph = defs.resolve_asset_graph()
+    placed = set(relative_paths)
+    files = [
+        f
+        for f in scan_folder(settings.inbox_dir, settings.inbox_follow_symlinks).files
+        if f.relative_path in placed
+    ]
+    report_changes(instance, defs.resources, files)
+    plans: dict[str, PartitionPlan] = {p.partition_key: p for p in plan_runs(instance, graph, keys)}
     outcomes = [DocumentOutcome("", s.relative_path, True, skipped=s.reason) for s in skipped]
     for relative_path, key in zip(relative_paths, keys, strict=True):
+        plan = plans[key]
+        if not plan.assets:
+            outcome = DocumentOutcome(key, relative_path, True)
+            outcomes.append(_fill_from_instance(outcome, instance, graph.asset_check_keys, set()))
+            continue
         result = job.execute_in_process(
             partition_key=key,
+            asset_selection=[AssetKey(a) for a in plan.assets],
             instance=instance,
             raise_on_error=False,
             # Only the console's verbosity: the instance's event log keeps everything.
             run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
         )
-        outcomes.append(_outcome(key, relative_path, result))
+        outcome = _outcome(key, relative_path, result)
+        outcome.ran = plan.assets
+        evaluated = {
+            e.event_specific_data.check_name
+            for e in result.all_events
+            if e.event_type == DagsterEventType.ASSET_CHECK_EVALUATION
+        }
+        if outcome.success:
+            outcome = _fill_from_instance(outcome, instance, graph.asset_check_keys, evaluated)
+        outcomes.append(outcome)
     return outcomes

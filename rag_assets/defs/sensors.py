@@ -1,4 +1,7 @@
-"""The inbox sensor: new file -> partition + run, changed content -> run, removed -> cleanup."""
+"""The inbox sensor: new file -> partition + run, changed content -> run, removed -> cleanup.
+
+Each tick also reports the files' and settings' new versions (see `incremental`), so the UI's
+stale status follows the inbox between runs."""
 
 import json
 import shutil
@@ -13,8 +16,16 @@ from dagster import (
     sensor,
 )
 
+from rag_assets.defs.incremental import changed_observations
 from rag_assets.defs.partitions import documents_partitions
-from rag_assets.defs.resources import InboxResource, MilvusResource
+from rag_assets.defs.resources import (
+    CollectionsResource,
+    EmbeddingResource,
+    InboxResource,
+    LLMResource,
+    MilvusResource,
+    ParserResource,
+)
 from rag_assets.sources.inbox import scan_folder
 from rag_assets.sources.keys import check_partition_key, is_valid_partition_key
 from rag_assets.sources.paths import inside
@@ -42,12 +53,16 @@ def build_inbox_sensor(job, minimum_interval_seconds: int = 30):
     @sensor(
         job=job,
         minimum_interval_seconds=minimum_interval_seconds,
-        default_status=DefaultSensorStatus.STOPPED,
+        default_status=DefaultSensorStatus.RUNNING,
         description="Watches the inbox: adds, re-runs and removes document partitions.",
     )
     def inbox_sensor(
         context: SensorEvaluationContext,
         inbox: InboxResource,
+        parser: ParserResource,
+        collections: CollectionsResource,
+        embedding: EmbeddingResource,
+        llm: LLMResource,
         milvus: MilvusResource,
     ) -> SensorResult:
         previous = {
@@ -88,6 +103,17 @@ def build_inbox_sensor(job, minimum_interval_seconds: int = 30):
                 for key, sha in plan.runs
             ],
             dynamic_partitions_requests=requests,
+            asset_events=changed_observations(
+                context.instance,
+                {
+                    "parser": parser,
+                    "collections": collections,
+                    "embedding": embedding,
+                    "llm": llm,
+                    "milvus": milvus,
+                },
+                scan.files,
+            ),
             cursor=json.dumps({p: t.model_dump() for p, t in plan.state.items()}, sort_keys=True),
         )
 

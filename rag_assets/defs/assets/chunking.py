@@ -11,6 +11,7 @@ from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.contracts.tabular import from_arrow, to_arrow, to_records
 from rag_assets.defs.checks import CHUNK_CHECKS, result, specs
+from rag_assets.defs.incremental import arrow_version
 from rag_assets.defs.metadata import chunk_preview, seconds
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import (
@@ -44,6 +45,8 @@ TABLES_VERSION = "2"  # vision path
     io_manager_key="parquet_io_manager",
     group_name="chunks",
     code_version=TABLES_VERSION,
+    deps=["vision_settings"],
+    pool="llm",
     kinds={"parquet"},
     description="One row per table: its markdown (vision model or parser structure), how and why.",
 )
@@ -71,8 +74,10 @@ def table_markdown(
     for reason, count in outcome.fallbacks.items():
         if reason != "off":
             context.log.warning(f"{count} tables fell back to the parser's structure: {reason}")
+    table = to_arrow(rows, TableMarkdown)
     return Output(
-        to_arrow(rows, TableMarkdown),
+        table,
+        data_version=arrow_version(table),
         metadata={
             "tables": len(rows),
             "vision": outcome.status,
@@ -93,6 +98,8 @@ def table_markdown(
     io_manager_key="parquet_io_manager",
     group_name="chunks",
     code_version=templates_version(),
+    deps=["template_settings"],
+    pool="llm",
     kinds={"parquet"},
     check_specs=specs("document_chunks", CHUNK_CHECKS, blocking=True),
     description="Layer 3: template chunks with full provenance, tables in their chosen markdown.",
@@ -131,6 +138,7 @@ def document_chunks(
     structure = template.document_structure(doc)
     yield Output(
         table,
+        data_version=arrow_version(table),
         metadata={
             "template": f"{template.name} v{template.version}",
             "template_reason": choice.reason,

@@ -6,6 +6,7 @@ from pathlib import Path
 from dagster import AssetExecutionContext, Failure, MetadataValue, Output, asset
 
 from rag_assets.contracts.ir import StandardizedDocument
+from rag_assets.defs.incremental import content_version
 from rag_assets.defs.metadata import seconds
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import CollectionsResource, InboxResource, ParserResource
@@ -32,6 +33,7 @@ def _document_failure(context: AssetExecutionContext, error: Exception) -> Failu
     io_manager_key="json_io_manager",
     group_name="documents",
     code_version=SOURCES_VERSION,
+    deps=["inbox_files"],
     kinds={"file"},
     description="The file as it landed in the inbox: a fixed copy, its hash, size, type and page count.",
 )
@@ -52,6 +54,7 @@ def raw_documents(context: AssetExecutionContext, inbox: InboxResource) -> Outpu
         raise _document_failure(context, error) from error
     return Output(
         record,
+        data_version=content_version(record.model_dump_json()),
         metadata={
             "source_path": record.source_path,
             "sha256": record.sha256,
@@ -67,6 +70,7 @@ def raw_documents(context: AssetExecutionContext, inbox: InboxResource) -> Outpu
     io_manager_key="json_io_manager",
     group_name="documents",
     code_version=SOURCES_VERSION,
+    deps=["parser_settings"],
     kinds={"python"},
     description="Layer 1: the chosen parser's own output, untouched (DoclingDocument or PyMuPDF JSON).",
 )
@@ -89,6 +93,7 @@ def parsed_documents(
         context.log.warning(f"{raw_documents.source_path}: {note}")
     return Output(
         parsed,
+        data_version=content_version(parsed.model_dump_json()),
         metadata={
             "parser": choice.parser,
             "parser_version": parsed.parser_version,

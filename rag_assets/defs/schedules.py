@@ -1,0 +1,78 @@
+"""The refresh schedule: rescan the inbox and the settings, then run only what is stale."""
+
+from dagster import (
+    AssetKey,
+    DefaultScheduleStatus,
+    RunRequest,
+    ScheduleEvaluationContext,
+    SkipReason,
+    schedule,
+)
+
+from rag_assets.defs.incremental import plan_runs, report_changes
+from rag_assets.defs.partitions import documents_partitions
+from rag_assets.defs.resources import (
+    CollectionsResource,
+    EmbeddingResource,
+    InboxResource,
+    LLMResource,
+    MilvusResource,
+    ParserResource,
+)
+from rag_assets.sources.inbox import scan_folder
+
+
+def build_refresh_schedule(job, cron_schedule: str):
+    @schedule(
+        cron_schedule=cron_schedule,
+        job=job,
+        default_status=DefaultScheduleStatus.RUNNING,
+        description=(
+            "Rescans the inbox and the settings (collections, models) and runs, per document, "
+            "only the steps that are stale; unchanged documents cost nothing."
+        ),
+    )
+    def refresh_schedule(
+        context: ScheduleEvaluationContext,
+        inbox: InboxResource,
+        parser: ParserResource,
+        collections: CollectionsResource,
+        embedding: EmbeddingResource,
+        llm: LLMResource,
+        milvus: MilvusResource,
+    ):
+        known = set(context.instance.get_dynamic_partitions(documents_partitions.name))
+        # New and removed files are the inbox sensor's; this refreshes the documents it knows.
+        files = [
+            f
+            for f in scan_folder(inbox.inbox, inbox.follow_symlinks).files
+            if f.partition_key in known
+        ]
+        resources = {
+            "parser": parser,
+            "collections": collections,
+            "embedding": embedding,
+            "llm": llm,
+            "milvus": milvus,
+        }
+        changed = report_changes(context.instance, resources, files)
+        plans = plan_runs(
+            context.instance, context.repository_def.asset_graph, [f.partition_key for f in files]
+        )
+        requests = [
+            RunRequest(
+                partition_key=p.partition_key,
+                asset_selection=[AssetKey(a) for a in p.assets],
+                tags={"rag_assets/refresh": "stale"},
+            )
+            for p in plans
+            if p.assets
+        ]
+        for p in plans:
+            if p.assets:
+                context.log.info(f"{p.partition_key}: {', '.join(p.reasons)}")
+        if not requests:
+            return SkipReason(f"{len(files)} documents, {changed} new observations, nothing stale")
+        return requests
+
+    return refresh_schedule
