@@ -267,13 +267,13 @@ def test_long_clause_splits_with_its_heading_repeated() -> None:
     assert all(r.token_count <= 16 for r in rows)
 
 
-def test_chapter_text_of_its_own_and_empty_chapters_are_kept() -> None:
+def test_chapter_text_of_its_own_is_kept_and_an_empty_chapter_gives_no_chunk() -> None:
     doc = make_doc(
         [
             ("heading", "## 第一章 总则", 2),
             ("paragraph", "本章规定一般原则。", None),
             ("paragraph", "第一条 本条例适用于本市。", None),
-            ("heading", "## 第二章 废止", 2),  # nothing under it: still a chunk
+            ("heading", "## 第二章 废止", 2),  # nothing under it: a heading alone, no chunk
             ("heading", "## 第三章 附则", 2),
             ("paragraph", "第二条 本条例自公布之日起施行。", None),
         ]
@@ -295,7 +295,6 @@ def test_chapter_text_of_its_own_and_empty_chapters_are_kept() -> None:
             {"clause_number": "第一条", "clause_index": 1, "chapter": "第一章 总则"},
             "第一条 本条例适用于本市。",
         ),
-        ("text", ["第二章 废止"], "第二章 废止", {"chapter": "第二章 废止"}, "第二章 废止"),
         (
             "clause",
             ["第三章 附则", "第二条"],

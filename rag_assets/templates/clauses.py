@@ -17,8 +17,12 @@ shape or the sequence. Decimal numbers count only at line starts and only increa
 Units: text before the first marker (title, preamble, recitals) is packed by size into
 `text` chunks, like a semantic section without a heading: recitals are context, and the
 extracted text gives them no reliable boundary (`(12)` also numbers definitions, points
-and footnotes). Each clause is a `clause` unit; a chapter or section is a `text` unit
-only when it has text of its own besides its heading, or nothing under it.
+and footnotes); a preamble of headings alone (the document's title) is no unit. Each clause
+is a `clause` unit; a chapter or section is a `text` unit only when it has text of its own
+besides its heading. A heading with no text of its own gives no unit (a chapter whose text
+is all in its sections, an `Article 7 Repealed` line): its line is in the headings of the
+clauses under it, if any. Clauses are never merged when short: each keeps its own
+`logical_unit`.
 
 A unit is packed and split like a `semantic` section (whole elements, then sentences,
 items, rows; with overlap). Its first chunk is the text as written, marker line
@@ -36,13 +40,12 @@ from typing import Literal
 
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
-from rag_assets.templates.base import ElementSpan, body_elements, header_path_for
+from rag_assets.templates.base import HEADING_TYPES, ElementSpan, body_elements, header_path_for
 from rag_assets.templates.numbering import Marker, MarkerKind, find_markers, marker_at
 from rag_assets.templates.semantic import SemanticTemplate, _render
 from rag_assets.templates.tokens import TokenCounter
 
 Role = Literal["chapter", "section", "clause"]
-_DEPTH: dict[Role, int] = {"chapter": 0, "section": 1, "clause": 2}
 # Tables, code, figures and captions hold no clause markers, only content.
 _SCANNED_TYPES = frozenset({"title", "heading", "paragraph", "list"})
 # What may precede a marker at a line start: a markdown heading marker or a list bullet.
@@ -101,7 +104,7 @@ class ClausesTemplate(SemanticTemplate):
     """A semantic template whose sections are clauses: it reuses the packing and splitting."""
 
     name = "clauses"
-    version = "1"
+    version = "2"
     headings_from_text = True
 
     def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]:
@@ -264,22 +267,19 @@ def _units(elements: list[DocumentElement], headings: list[_Heading]) -> list[_U
     bounds = [(h.index, h.cut) for h in headings] + [(len(elements) - 1, len(elements[-1].text))]
     units: list[_Unit] = []
     preamble = _slices(elements, (0, 0), bounds[0])
-    if preamble:
+    if any(element.type not in HEADING_TYPES for _, element in preamble):
         units.append(_Unit(None, [], {}, preamble))
     chapter: str | None = None
     section: str | None = None
-    for position, (heading, bound) in enumerate(zip(headings, bounds[1:], strict=True)):
+    for heading, bound in zip(headings, bounds[1:], strict=True):
         if heading.role == "chapter":
             chapter, section = heading.text, None
         elif heading.role == "section":
             section = heading.text
         elif _is_top_decimal(heading.found.marker):
             section = None  # `2.` without `2.1`-style clauses stands where a section would
-        if heading.role != "clause":
-            following = headings[position + 1] if position + 1 < len(headings) else None
-            deeper = following is not None and _DEPTH[following.role] > _DEPTH[heading.role]
-            if deeper and not _has_body(elements, heading, bound):
-                continue  # its heading is in the headings of what follows
+        if not _has_body(elements, heading, bound):
+            continue  # a heading alone: its line is in the headings of what follows
         units.append(_unit(elements, heading, bound, chapter, section))
     return units
 

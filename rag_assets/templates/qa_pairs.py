@@ -85,7 +85,7 @@ class QAPairsTemplate(SemanticTemplate):
 
     name = "qa_pairs"
     # The prompt's version is part of the template's: a new prompt reads documents anew.
-    version = f"2+prompt{PROMPT_VERSION}"
+    version = f"3+prompt{PROMPT_VERSION}"
     headings_from_text = True
     uses_llm = True
     options_class = QAPairsOptions
@@ -149,7 +149,8 @@ class QAPairsTemplate(SemanticTemplate):
         question_spans = [ElementSpan(block, 0, len(block.text)) for block in question]
         pages = _page_range(doc, [*pair.question, *pair.answer])
         rows = []
-        for run in self._packed(line, self._visible(pair.answer), counter):
+        # A question without an answer (or with only dropped notes) is still a chunk.
+        for run in self._packed(line, self._visible(pair.answer), counter) or [[]]:
             text = _render(line, run)
             metadata = {
                 **_unit_metadata("qa", pair.headings, text, pages),
@@ -227,13 +228,14 @@ class QAPairsTemplate(SemanticTemplate):
     def _packed(
         self, line: str, segments: list[Segment], counter: TokenCounter
     ) -> list[list[_Piece]]:
-        """Runs of pieces within the limit beneath `line`; one empty run for no content."""
+        """Runs of pieces within the limit beneath `line`; none for no content (a heading or
+        topic line alone gives no chunk)."""
         pieces = [
             piece
             for index, block in enumerate(blocks(segments))
             for piece in self._pieces(index, block, line, counter)
         ]
-        return self._pack(pieces, line, counter) if pieces else [[]]
+        return self._pack(pieces, line, counter) if pieces else []
 
 
 def _structured(units: list[Unit]) -> bool:
