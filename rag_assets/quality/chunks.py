@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 from pydantic import ValidationError
 
 from rag_assets.contracts.chunk import ChunkRow, chunk_id_for
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.quality.outcome import CheckOutcome, outcome
 from rag_assets.templates.base import (
+    HEADING_TYPES,
     header_path_for,
     heading_level,
     heading_title,
@@ -115,3 +118,36 @@ def check_pages_within_document(records: list[dict], page_count: int | None) -> 
         if start < 1 or end < start or (page_count is not None and end > page_count):
             problems.append(f"chunk {r['chunk_index']}: pages {start}-{end} outside 1-{page_count}")
     return outcome(problems, f"pages within 1-{page_count or '?'}", {"page_count": page_count or 0})
+
+
+# A markdown heading marker or list bullet at a line start: not words of the text.
+_LINE_MARK = re.compile(r"^\s*(?:#{1,6}|[-*+•])(?=\s|$)", re.MULTILINE)
+_WORD = re.compile(r"\w")
+
+
+def _only_headings(text: str, titles: set[str]) -> bool:
+    """True when nothing but the given heading titles (and markers) is left in `text`."""
+    rest = " ".join(_LINE_MARK.sub(" ", text).split())
+    for title in sorted(titles, key=len, reverse=True):  # "1.1 Scope" before "Scope"
+        rest = rest.replace(title, " ")
+    return not _WORD.search(rest)
+
+
+def check_chunks_have_content(
+    records: list[dict], doc: StandardizedDocument, headings_from_text: bool = False
+) -> CheckOutcome:
+    """No chunk's text is empty or only headings: the row's own `headings`, the document's
+    title and, for templates whose headings are the IR's, the heading elements it spans."""
+    headings = [e for e in doc.elements if e.type in HEADING_TYPES]
+    problems = []
+    for r in records:
+        text = r.get("text") or ""
+        titles = {" ".join(t.split()) for t in [*(r.get("headings") or []), doc.title or ""]}
+        start, end = r.get("start_char"), r.get("end_char")
+        if not headings_from_text and start is not None and end is not None:
+            titles |= {heading_title(e) for e in headings if start <= e.start_char < end}
+        if not text.strip():
+            problems.append(f"chunk {r['chunk_index']}: empty text")
+        elif _only_headings(text, titles - {""}):
+            problems.append(f"chunk {r['chunk_index']}: only a heading: {text[:80]!r}")
+    return outcome(problems, "every chunk holds text besides its headings")
