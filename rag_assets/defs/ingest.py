@@ -41,6 +41,11 @@ class DocumentOutcome:
     failed_checks: list[str] = field(default_factory=list)
     skipped: str = ""  # why the file was not ingested at all (hidden, a link out, ...)
     ran: tuple[str, ...] = ()  # the assets this ingest materialized; none when all were fresh
+    notes: list[str] = field(default_factory=list)  # degradations: repairs, fallbacks, OCR
+
+    @property
+    def degraded(self) -> bool:
+        return self.success and bool(self.notes)
 
     def summary(self) -> str:
         if self.skipped:
@@ -57,6 +62,8 @@ class DocumentOutcome:
             line += "  unchanged"
         elif self.success and self.ran[0] != "raw_documents":
             line += f"  re-ran from {self.ran[0]}"
+        if self.degraded:
+            line += f"  degraded: {'; '.join(self.notes)}"
         return line + (f"  error: {self.error}" if self.error else "")
 
 
@@ -136,6 +143,8 @@ def _outcome(doc_id: str, source_path: str, result) -> DocumentOutcome:
             name = materialization.asset_key.to_user_string()
             if name == "parsed_documents":
                 outcome.parser = str(metadata.get("parser", ""))
+                # The parser's notes on this file; parser fallbacks are settings, not the file.
+                outcome.notes = list(metadata.get("notes", []))
             elif name == "document_chunks":
                 outcome.template = str(metadata.get("template", ""))
                 outcome.chunks = int(metadata.get("chunks", 0))

@@ -20,6 +20,25 @@ class ParsedDocument(BaseModel):
     notes: list[str] = Field(default_factory=list)  # fallbacks and degradations, in words
 
 
+def no_text_reason(parsed: ParsedDocument) -> str:
+    """Why a parse yielded no text, for the failure message: whether OCR was tried, and why."""
+    ocr_pages = parsed.native.get("ocr_pages") or []
+    notes = " ".join(parsed.notes).lower()
+    if parsed.file_format != "pdf":
+        why = "the file holds no text (OCR applies to PDF pages only)"
+    elif ocr_pages:
+        why = f"OCR ran on pages {ocr_pages} and read nothing legible"
+    elif "no ocr engine" in notes:
+        why = "OCR not tried: no OCR engine is installed (image-only pages stay empty)"
+    elif "ocr not run" in notes:
+        why = "OCR not tried: the pages have a text layer, and it holds no legible text"
+    elif parsed.parser != "pymupdf":
+        why = f"OCR not tried: the {parsed.parser} parser was used without OCR"
+    else:
+        why = "OCR found no image-only pages to read (blank pages?)"
+    return f"no text found in the document: {why}"
+
+
 class Parser(Protocol):
     name: str
 

@@ -127,6 +127,12 @@ def document_chunks(
     context.log.info(f"{doc.source_path}: template {choice.template} ({choice.reason})")
     counter = embedding.token_counter()
     chunks = template.chunk(doc, counter)
+    if not chunks:  # an "ok" document with nothing searchable would pass unnoticed
+        raise Failure(
+            description=f"{doc.source_path}: the {template.name} template made no chunks from "
+            f"{len(doc.elements)} elements",
+            allow_retries=False,
+        )
     if template.options.neighbour_ids:
         chunks = link_neighbours(chunks)
     if raw_documents.file_format == "pdf":

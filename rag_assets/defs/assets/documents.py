@@ -12,7 +12,8 @@ from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import CollectionsResource, InboxResource, ParserResource
 from rag_assets.errors import ConfigurationError, DocumentError
 from rag_assets.normalize.adapt import to_ir
-from rag_assets.parsers.base import ParsedDocument
+from rag_assets.normalize.repairs.furniture import FURNITURE_TYPES
+from rag_assets.parsers.base import ParsedDocument, no_text_reason
 from rag_assets.sources.inbox import find_in_inbox
 from rag_assets.sources.keys import InvalidPartitionKey, check_partition_key
 from rag_assets.sources.raw import RawDocument, capture_raw_document
@@ -129,9 +130,11 @@ def normalized_documents(
     counts: dict[str, int] = {}
     for element in doc.elements:
         counts[element.type] = counts.get(element.type, 0) + 1
-    if not any(e.text.strip() for e in doc.elements):
+    # Running headers and footers alone are no content: such a document fails, saying why.
+    if not any(e.text.strip() for e in doc.elements if e.type not in FURNITURE_TYPES):
         raise _document_failure(
-            context, DocumentError(f"{raw_documents.source_path}: no text found in the document")
+            context,
+            DocumentError(f"{raw_documents.source_path}: {no_text_reason(parsed_documents)}"),
         )
     return Output(
         doc,

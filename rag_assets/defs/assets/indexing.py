@@ -3,7 +3,7 @@
 import time
 
 import pyarrow as pa
-from dagster import AssetExecutionContext, MetadataValue, Output, asset
+from dagster import AssetExecutionContext, Failure, MetadataValue, Output, asset
 
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.contracts.tabular import from_arrow, to_arrow
@@ -12,9 +12,11 @@ from rag_assets.defs.metadata import seconds
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import EmbeddingResource, MilvusResource
 from rag_assets.embedding.rows import EmbeddingRow, dense_matrix, embedding_rows
+from rag_assets.index.rollback import replace_checked
 from rag_assets.index.rows import IndexReport, index_rows
 from rag_assets.quality.embeddings import check_embeddings
 from rag_assets.quality.index import check_row_count, check_self_retrieval
+from rag_assets.sources.keys import InvalidPartitionKey, check_partition_key
 
 EMBEDDING_VERSION = "2"  # 2: context_text is embedded
 INDEX_VERSION = "2"  # 2: schema version 2 (context_text BM25, language, FLAT)
@@ -88,6 +90,10 @@ def vector_index(
     document_chunks: pa.Table,
     chunk_embeddings: pa.Table,
 ):
+    try:
+        key = check_partition_key(context.partition_key)
+    except InvalidPartitionKey as error:
+        raise Failure(description=str(error), allow_retries=False) from error
     chunks = from_arrow(document_chunks, ChunkRow)
     vectors = from_arrow(chunk_embeddings, EmbeddingRow)
     embedder, _ = embedding.load()
@@ -95,11 +101,25 @@ def vector_index(
     rows = index_rows(chunks, vectors)
     with milvus.open() as index:
         collection = index.ensure_collection(embedder.name, embedder.dimension, embedder.has_sparse)
-        replaced = index.replace_document(collection, context.partition_key, rows)
-        count = index.count_document(collection, context.partition_key)
-        self_retrieval = check_self_retrieval(index, collection, context.partition_key, rows)
+        checked = replace_checked(
+            index,
+            collection,
+            key,
+            rows,
+            lambda: {
+                "index_rows_match_chunks": check_row_count(
+                    index.count_document(collection, key), len(chunks)
+                ),
+                "chunks_find_themselves": check_self_retrieval(index, collection, key, rows),
+            },
+        )
+        count = index.count_document(collection, key)
+    if checked.restored:
+        source = chunks[0].source_path if chunks else key
+        raise Failure(description=f"{source}: {checked.reason()}", allow_retries=False)
+    replaced = checked.replaced
     report = IndexReport(
-        doc_id=context.partition_key,
+        doc_id=key,
         collection=collection,
         uri=milvus.uri,
         model=embedder.name,
@@ -118,5 +138,5 @@ def vector_index(
             "index_seconds": seconds(time.perf_counter() - started),
         },
     )
-    yield result("index_rows_match_chunks", check_row_count(count, len(chunks)))
-    yield result("chunks_find_themselves", self_retrieval)
+    for name, found in checked.checks.items():
+        yield result(name, found)

@@ -3,8 +3,8 @@
 A line is furniture when it sits at the very top or bottom of its page (no body element of the
 page entirely above it, or none entirely below) and either repeats at the same height on many
 pages or, inside the page margin, is a page label (`E-2`, `- 3 -`, `Page 3 of 10`, `3`) or a
-date line right under (or above) other furniture. Elements are retyped, never deleted: their
-text stays in the IR.
+date line right under (or above) other furniture, and other body text is left on its page.
+Elements are retyped, never deleted: their text stays in the IR.
 """
 
 from __future__ import annotations
@@ -75,6 +75,7 @@ def retype_furniture(elements: list[DocumentElement]) -> tuple[list[DocumentElem
             runs = i in repeated and (in_margin or _has_words(elements[i].text))
             if runs or (in_margin and _is_label(elements, boxes, i, side, kinds)):
                 found[i] = side
+        found = _keep_body(elements, found, kinds)
         if not found:
             break
         kinds |= found
@@ -86,6 +87,18 @@ def retype_furniture(elements: list[DocumentElement]) -> tuple[list[DocumentElem
         for i, e in enumerate(elements)
     ]
     return out, len(retyped)
+
+
+def _keep_body(
+    elements: list[DocumentElement], found: dict[int, ElementType], kinds: dict[int, ElementType]
+) -> dict[int, ElementType]:
+    """Drop the finds of pages they would leave without body text: a page holding one line
+    (or only lines that repeat) is content, not a running header over nothing."""
+    emptied = {elements[i].page_start for i in found}
+    for i, element in enumerate(elements):
+        if i not in found and i not in kinds and element.text.strip():
+            emptied.discard(element.page_start)
+    return {i: side for i, side in found.items() if elements[i].page_start not in emptied}
 
 
 def _plain(text: str) -> str:
