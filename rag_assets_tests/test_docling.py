@@ -379,3 +379,145 @@ def test_model_folder_names_match_docling(parser):
     assert layout_repo.replace("/", "--") == docling_parser.LAYOUT_MODEL_FOLDER
     assert TableStructureModel._model_repo_folder == docling_parser.TABLE_MODEL_FOLDER
     assert RapidOcrModel._model_repo_folder == docling_parser.OCR_MODEL_FOLDER
+
+
+# --- faithful structure: generated documents, no ../shared needed -----------------------------
+
+
+def to_ir_of(parser: DoclingParser, path: Path, file_format: str) -> StandardizedDocument:
+    from rag_assets.normalize.adapt import to_ir
+
+    return to_ir(parser.parse(path, file_format), doc_id=path.stem, source_sha256="0" * 64)
+
+
+def write_docx(path: Path, headings: list[tuple[int, str]]) -> None:
+    import docx
+
+    document = docx.Document()
+    for level, text in headings:
+        document.add_heading(text, level=level)
+        document.add_paragraph(f"Body of {text}.")
+    document.save(path)
+
+
+STATED = [
+    ([(1, "Header 1"), (2, "Header 2"), (3, "Header 3")]),
+    ([(1, "Chapter 1 Intro"), (2, "Chapter 2 Scope"), (1, "Part A"), (2, "1.1 Foo")]),
+    ([(1, "Windows 10"), (2, "Windows 11"), (2, "Setup 2")]),
+]
+
+
+@pytest.mark.parametrize("headings", STATED)
+@pytest.mark.parametrize("file_format", ["md", "html", "docx"])
+def test_levels_the_source_states_are_kept(parser, tmp_path, file_format, headings):
+    """`#` depth, <hN> and Word's "Heading N" are levels; the numbering repair must not redo them."""
+    path = tmp_path / f"doc.{file_format}"
+    if file_format == "md":
+        path.write_text("".join(f"{'#' * n} {t}\n\nBody of {t}.\n\n" for n, t in headings))
+    elif file_format == "html":
+        body = "".join(f"<h{n}>{t}</h{n}><p>Body of {t}.</p>" for n, t in headings)
+        path.write_text(f"<html><body>{body}</body></html>")
+    else:
+        # Word's Heading N sits one below the Title style, as in Docling's markdown.
+        write_docx(path, headings)
+        headings = [(n + 1, t) for n, t in headings]
+    doc = to_ir_of(parser, path, file_format)
+    assert [(e.level, e.text.lstrip("# ")) for e in doc.headings()] == headings
+    assert doc.metadata["repairs"]["heading_levels"] == 0
+
+
+def test_markdown_with_an_html_block_keeps_its_typography(parser, tmp_path):
+    """Such a file goes through Docling's HTML backend, which turns — “ ” … into ASCII."""
+    heading = "Scope — the “core” rules… and ‘quotes’ ‐ ‑ ‒ – ―"
+    body = "It’s — as “written”…"
+    path = tmp_path / "typo.md"
+    path.write_text(
+        f"# {heading}\n\n{body}\n\n<div class='note'>\n<p>An HTML block — “kept”.</p>\n</div>\n\n"
+        "```\nliteral &mdash; and \ue000 stay\n```\n",
+        encoding="utf-8",
+    )
+    doc = to_ir_of(parser, path, "md")
+    assert [e.text for e in doc.elements[:3]] == [
+        f"# {heading}",
+        body,
+        "An HTML block — “kept”.",
+    ]
+    # An entity in code is literal; the page's own private-use character moved the stand-ins.
+    assert "literal &mdash; and" in doc.elements[3].text
+
+
+def test_html_typography_raw_and_as_entities(parser, tmp_path):
+    path = tmp_path / "typo.html"
+    path.write_text(
+        "<html><head><meta charset='windows-1252'></head><body><h1>A &mdash; B</h1>"
+        "<p>&ldquo;x&rdquo; &#8230; &#x2019; &amp; &lt;tag&gt;</p></body></html>",
+        encoding="ascii",
+    )
+    doc = to_ir_of(parser, path, "html")
+    assert [e.text for e in doc.elements] == ["# A — B", "“x” … ’ & <tag>"]
+
+
+def test_code_block_in_a_list_item_stays_a_code_block(parser, tmp_path):
+    import marko
+
+    path = tmp_path / "list.md"
+    path.write_text(
+        "- item one\n- item with code:\n\n  ```python\n  # has some indented code\n  x = 1\n  ```\n\n"
+        "- item three\n\n"
+        "1. first\n   - nested with code:\n\n     ```sh\n     # comment\n     make\n     ```\n"
+        "   - nested after\n2. second\n",
+        encoding="utf-8",
+    )
+    doc = to_ir_of(parser, path, "md")
+    assert [e.type for e in doc.elements] == ["list", "list"]
+    assert all("# " not in e.text.lstrip("#") for e in doc.headings())
+
+    def fenced(node) -> list[str]:
+        found = [node.children[0].children] if isinstance(node, marko.block.FencedCode) else []
+        return found + [
+            c
+            for child in getattr(node, "children", [])
+            if not isinstance(child, str)
+            for c in fenced(child)
+        ]
+
+    # Read back as CommonMark, each block is fenced code inside its list, in item order.
+    assert fenced(marko.Markdown().parse(doc.markdown)) == [
+        "# has some indented code\nx = 1\n",
+        "# comment\nmake\n",
+    ]
+    assert ir_outline(doc).items == [
+        (0, "itemone"),
+        (0, "itemwithcode:"),
+        (0, "itemthree"),
+        (0, "first"),
+        (1, "nestedwithcode:"),
+        (1, "nestedafter"),
+        (0, "second"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("file_format", "quote"),
+    [
+        ("md", "> # Quoted\n>\n> Quoted paragraph.\n"),
+        ("md", "> Quoted\n> ========\n>\n> Quoted paragraph.\n"),
+        ("md", "- > ## Quoted\n  > Quoted paragraph.\n"),
+        ("html", "<blockquote><h1>Quoted</h1><p>Quoted paragraph.</p></blockquote>"),
+    ],
+)
+def test_heading_inside_a_quote_opens_no_section(parser, tmp_path, file_format, quote):
+    """A quoted heading is the quote's text: what follows the quote stays in its section."""
+    path = tmp_path / f"quote.{file_format}"
+    if file_format == "md":
+        path.write_text(f"# Guide\n\n## Usage\n\nBefore.\n\n{quote}\nAfter the quote.\n")
+    else:
+        path.write_text(
+            f"<html><body><h1>Guide</h1><h2>Usage</h2><p>Before.</p>{quote}"
+            "<p>After the quote.</p></body></html>"
+        )
+    doc = to_ir_of(parser, path, file_format)
+    assert [(e.level, e.text) for e in doc.headings()] == [(1, "# Guide"), (2, "## Usage")]
+    texts = [e.text.lstrip("- ") for e in doc.elements if e.type not in ("heading", "title")]
+    assert texts[0] == "Before." and texts[-1] == "After the quote."
+    assert "Quoted" in "\n".join(texts[1:-1])

@@ -3,6 +3,9 @@
 Heading levels follow Docling's own markdown, whatever the format: a `title` label is level 1
 and `section_header` level L is level L + 1. Docling 2.143 gives `#` / <h1> / DOCX "Title" as
 `title` and `##` / <h2> / DOCX "Heading 1" as section_header level 1, so `#` depth == IR level.
+Those levels are the source's own (`LEVEL_STATED`), as are a PDF layout model's when it gives
+more than one; a PDF whose section headers all sit at one level has only a flat guess, which
+the numbering repair may fill in.
 
 docling_core is imported inside `docling_to_ir` (its import pulls in pandas, ~1.4 s); the helpers
 work on item labels (plain strings via `str(label)`) rather than on Docling classes.
@@ -23,6 +26,7 @@ from rag_assets.contracts.ir import (
     TableData,
 )
 from rag_assets.normalize.markdown import assemble_markdown
+from rag_assets.normalize.repairs.heading_levels import LEVEL_STATED
 from rag_assets.parsers.base import ParsedDocument
 from rag_assets.tables.to_markdown import table_to_markdown
 
@@ -79,6 +83,8 @@ class _Walker:
         self.file_format = file_format
         self.title: str | None = None
         self.elements: list[DocumentElement] = []
+        pdf_levels = {t.level for t in doc.texts if str(t.label) == "section_header"}
+        self.levels_stated = file_format != "pdf" or len(pdf_levels) > 1
         # Items already rendered by an owner: captions and footnotes of tables and pictures,
         # inline runs of headings.
         self.consumed = {
@@ -150,7 +156,8 @@ class _Walker:
         else:
             level = min(item.level + 1, 6)
             kind = "heading"
-        self._add(kind, f"{'#' * level} {text}", item, level=level)
+        stated = {LEVEL_STATED: True} if self.levels_stated else {}
+        self._add(kind, f"{'#' * level} {text}", item, level=level, **stated)
 
     def _heading_text(self, item: Any) -> str:
         """A heading's own text; Markdown puts a formatted heading's text in a first inline child.
@@ -269,31 +276,46 @@ def _inline(doc: DoclingDocument, node: Any) -> str:
 
 def _list_lines(doc: DoclingDocument, group: Any, depth: int) -> list[str]:
     children = [ref.resolve(doc) for ref in group.children]
-    items = [c for c in children if str(c.label) not in _LIST_GROUPS]
+    items = [c for c in children if str(c.label) not in (*_LIST_GROUPS, "code")]
     # As in Docling's markdown: a list whose first item is enumerated is numbered throughout.
     ordered = bool(items) and getattr(items[0], "enumerated", False)
     lines: list[str] = []
     number = 0
+    content = _LIST_INDENT * depth  # where the last item's content starts
     for child in children:
         if str(child.label) in _LIST_GROUPS:
             lines += _list_lines(doc, child, depth + 1)  # a sublist without a parent item
+        elif str(child.label) == "code":
+            # Docling's Markdown backend puts an item's code block beside it in the list.
+            lines += _indented_fence(child, content)
         else:
             number += 1
-            lines += _item_lines(doc, child, _marker(child, number, ordered), depth)
+            marker = _marker(child, number, ordered)
+            lines += _item_lines(doc, child, marker, depth)
+            content = " " * (len(_LIST_INDENT * depth) + len(marker) + 1)
     return lines
 
 
 def _item_lines(doc: DoclingDocument, item: Any, marker: str, depth: int) -> list[str]:
-    """One list item's line, then its nested lists indented under it."""
+    """One list item's line, then its code blocks and nested lists indented under it."""
     children = [ref.resolve(doc) for ref in item.children]
     own = [item.text] if hasattr(item, "text") else []
-    inline = [_inline(doc, c) for c in children if str(c.label) not in _LIST_GROUPS]
+    inline = [_inline(doc, c) for c in children if str(c.label) not in (*_LIST_GROUPS, "code")]
     text = " ".join(_join([*own, *inline]).split())  # one line, or the list would break
     lines = [f"{_LIST_INDENT * depth}{marker} {text}"] if text else []
+    content = " " * (len(_LIST_INDENT * depth) + len(marker) + 1)
     for child in children:
         if str(child.label) in _LIST_GROUPS:
             lines += _list_lines(doc, child, depth + 1)
+        elif str(child.label) == "code":
+            lines += _indented_fence(child, content)
     return lines
+
+
+def _indented_fence(code: Any, indent: str) -> list[str]:
+    """A code block inside a list item: fenced, at the item's content column, so it stays code."""
+    fence = _fence(code.text, code.code_language.value)
+    return [f"{indent}{line}" if line else line for line in fence.split("\n")]
 
 
 def _marker(item: Any, number: int, ordered: bool) -> str:

@@ -4,7 +4,8 @@ Heading levels: Unstructured's `category_depth` is 0-based, so level = depth + 1
 level 1, as in the Docling adapter). DOCX differs: Unstructured gives Word's "Title" and
 "Heading 1" both depth 0, so there the "Title" paragraph (named by the parser) is the level-1
 document title and "Heading N" is level N + 1, as Docling has it. PDF `fast` and text files give
-no depth: every Title is level 1.
+no depth: every Title is level 1. Levels from markup (HTML, Markdown, DOCX styles) are the
+source's own (`LEVEL_STATED`): the numbering repair leaves them alone.
 
 Pages come from `page_number` (an element without one inherits the page before it); boxes from
 `coordinates`, scaled to the PDF page size in points with a top-left origin.
@@ -27,6 +28,7 @@ from rag_assets.contracts.ir import (
     TableData,
 )
 from rag_assets.normalize.markdown import assemble_markdown
+from rag_assets.normalize.repairs.heading_levels import LEVEL_STATED
 from rag_assets.parsers.base import ParsedDocument
 from rag_assets.tables.to_markdown import table_to_markdown
 
@@ -44,6 +46,7 @@ _Y_UP_SYSTEMS = frozenset({"PointSpace", "RelativeCoordinateSystem"})
 _IMAGE_PLACEHOLDER = "<!-- image -->"
 _LIST_INDENT = "    "
 _NUMBERED_ITEM = re.compile(r"(\d+)[.)]\s+(.*)", re.DOTALL)
+_STATED_FORMATS = frozenset({"md", "html", "docx"})
 
 
 def unstructured_to_ir(
@@ -131,7 +134,9 @@ class _Walker:
         level = min(level, 6)
         if level == 1 and self.title is None:
             self.title = text
-        self._add(kind, f"{'#' * level} {text}", [element], level=level)
+        # Markup states its levels; PDF and text levels are the parser's guess.
+        stated = {LEVEL_STATED: True} if self.parsed.file_format in _STATED_FORMATS else {}
+        self._add(kind, f"{'#' * level} {text}", [element], level=level, **stated)
 
     def _table(self, element: dict, text: str) -> None:
         html = element["metadata"].get("text_as_html")

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from rag_assets.errors import ConfigurationError, DocumentError
 from rag_assets.parsers.base import ParsedDocument
 from rag_assets.parsers.files import read_document_bytes, strip_front_matter
+from rag_assets.parsers.typography import protect, restore
 
 if TYPE_CHECKING:
     from docling.datamodel.document import ConversionResult
@@ -65,6 +66,13 @@ class DoclingParser:
         notes: list[str] = []
         if file_format in ("md", "txt"):
             data, notes = strip_front_matter(data)
+        if file_format == "html":
+            from rag_assets.parsers.docling_quotes import unquote_html_headings
+
+            data = unquote_html_headings(data)
+        back: dict[str, str] = {}
+        if file_format in ("md", "txt", "html"):
+            data, back = _protect_typography(data, file_format)
         result = self._convert(path, file_format, data)
         document = result.document
         return ParsedDocument(
@@ -73,7 +81,7 @@ class DoclingParser:
             source_path=str(path),
             file_format=file_format,
             page_count=len(document.pages) or None,
-            native=document.export_to_dict(),
+            native=restore(document.export_to_dict(), back),
             notes=[*self._notes(result, file_format), *notes],
         )
 
@@ -100,7 +108,13 @@ class DoclingParser:
     def _build_converter(self) -> DocumentConverter:
         from docling.datamodel.base_models import InputFormat
         from docling.datamodel.pipeline_options import ThreadedPdfPipelineOptions
-        from docling.document_converter import DocumentConverter, PdfFormatOption
+        from docling.document_converter import (
+            DocumentConverter,
+            MarkdownFormatOption,
+            PdfFormatOption,
+        )
+
+        from rag_assets.parsers.docling_quotes import QuoteAwareMarkdownBackend
 
         # The PDF pipeline (and its models) is only loaded on the first PDF, after the check above.
         pdf_options = ThreadedPdfPipelineOptions(
@@ -108,7 +122,10 @@ class DoclingParser:
         )
         return DocumentConverter(
             allowed_formats=[InputFormat.PDF, InputFormat.DOCX, InputFormat.HTML, InputFormat.MD],
-            format_options={InputFormat.PDF: PdfFormatOption(pipeline_options=pdf_options)},
+            format_options={
+                InputFormat.PDF: PdfFormatOption(pipeline_options=pdf_options),
+                InputFormat.MD: MarkdownFormatOption(backend=QuoteAwareMarkdownBackend),
+            },
         )
 
     def _ocr_available(self) -> bool:
@@ -124,6 +141,17 @@ class DoclingParser:
                 "image-only pages give no text"
             )
         return notes
+
+
+def _protect_typography(data: bytes, file_format: str) -> tuple[bytes, dict[str, str]]:
+    """The bytes with dashes, curly quotes and ellipses out of the HTML backend's reach."""
+    try:
+        text, encoding = data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        # Another encoding: its raw characters cannot be found, but entities can (ASCII).
+        text, encoding = data.decode("latin-1"), "latin-1"
+    protected, back = protect(text, as_html=file_format == "html")
+    return protected.encode(encoding), back
 
 
 def _failure(result: ConversionResult, file_format: str) -> str:

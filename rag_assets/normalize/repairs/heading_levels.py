@@ -1,7 +1,9 @@
-"""Heading levels recovered from numbering where the parser flattened or scrambled them.
+"""Heading levels recovered from numbering where the parser flattened or guessed them.
 
-Docling gives every PDF section header one level; layout parsers rank by font size. A heading's
-number says more: the document's numbering families are ordered (a family that restarts at 1
+Levels the source states (Markdown `#`, HTML `h1`-`h6`, DOCX heading styles, a layout model's
+own levels), marked `LEVEL_STATED` in a heading's metadata by its adapter, are never changed.
+Only the rest are filled in: Docling gives every PDF section header one level; layout parsers
+rank by font size; plain text has none. A heading's number says more: the document's numbering families are ordered (a family that restarts at 1
 right under another ranks below it, else named divisions first, else first appearance), each
 family's depths take consecutive levels, and a document title stays above level-1 sections.
 A document whose levels already agree with its numbering (DOCX styles, Markdown) is left alone.
@@ -37,11 +39,15 @@ _TOP_MATTER = re.compile(
 )
 
 Style = tuple[str, int]
+# Metadata key an adapter sets on a heading whose level the source itself states.
+LEVEL_STATED = "level_stated"
 
 
 def recover_heading_levels(elements: list[DocumentElement]) -> tuple[list[DocumentElement], int]:
     """Re-level headings from their numbering; returns the elements and how many changed."""
     headings = [i for i, e in enumerate(elements) if e.type == "heading"]
+    if all(elements[i].metadata.get(LEVEL_STATED) for i in headings):
+        return elements, 0
     titles = {i: _title(elements[i]) for i in headings}
     numbered = {i: n for i in headings if (n := numbering(titles[i])) is not None}
     numbered |= _trailing_numbers(headings, titles, numbered)
@@ -58,7 +64,7 @@ def recover_heading_levels(elements: list[DocumentElement]) -> tuple[list[Docume
     out = list(elements)
     changed = 0
     for i, level in levels.items():
-        if level != elements[i].level:
+        if level != elements[i].level and not elements[i].metadata.get(LEVEL_STATED):
             text = "#" * level + " " + titles[i]
             out[i] = elements[i].model_copy(update={"level": level, "text": text})
             changed += 1
@@ -86,7 +92,8 @@ def _trailing_numbers(
             sequence.append((i, number, True))
     numbers = [number for _, number, _ in sequence]
     by_suffix = [(i, number) for i, number, suffix in sequence if suffix]
-    if len(by_suffix) < 2 or numbers != list(range(numbers[0], numbers[0] + len(numbers))):
+    # Counting from 1: "Windows 10" then "Windows 11" name products, not sections.
+    if len(by_suffix) < 2 or numbers != list(range(1, len(numbers) + 1)):
         return {}
     return {i: Numbering("decimal", 1, str(number), False) for i, number in by_suffix}
 
