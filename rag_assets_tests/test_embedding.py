@@ -13,6 +13,7 @@ from rag_assets.embedding.models import (
     Embedder,
     EmbeddingSpec,
     load_embedder,
+    model_languages,
     resolve_model,
 )
 from rag_assets.errors import ConfigurationError
@@ -77,6 +78,30 @@ def test_missing_hub_model_names_the_fallback() -> None:
     assert FALLBACK_SETTING in message
 
 
+@pytest.mark.parametrize(
+    ("name", "kind", "languages"),
+    [
+        ("all-MiniLM-L6-v2", "flag", ("en",)),
+        ("BAAI/bge-small-en-v1.5", "flag", ("en",)),
+        ("BAAI/bge-m3", "bge-m3", ("*",)),
+        ("my-model", "bge-m3", ("*",)),  # the BGE-M3 code path is for a multilingual model
+        ("intfloat/multilingual-e5-small", "flag", ("*",)),
+        ("BAAI/bge-small-zh-v1.5", "flag", ("zh", "en")),
+    ],
+)
+def test_model_languages_by_name(name: str, kind: str, languages: tuple[str, ...]) -> None:
+    assert model_languages(name, kind)[0] == languages
+
+
+def test_model_languages_of_a_folder_by_name_or_setting(tmp_path: Path) -> None:
+    assert resolve_model(EmbeddingSpec()).languages == ("en",)
+    folder = tmp_path / "paraphrase-multilingual-MiniLM"
+    folder.symlink_to(resolve_model(EmbeddingSpec()).path, target_is_directory=True)
+    assert resolve_model(EmbeddingSpec(model=str(folder))).languages == ("*",)
+    declared = resolve_model(EmbeddingSpec(languages=("en", "zh")))
+    assert declared.languages == ("en", "zh") and "set explicitly" in declared.notes[-1]
+
+
 def test_unknown_bundled_model_is_refused() -> None:
     with pytest.raises(ConfigurationError, match=FALLBACK_SETTING):
         resolve_model(EmbeddingSpec(model="bundled:bge-small"))
@@ -86,6 +111,7 @@ def test_vectors_are_384_d_finite_and_normalized(embedder: Embedder) -> None:
     assert embedder.name == "all-MiniLM-L6-v2"
     assert embedder.dimension == 384
     assert not embedder.has_sparse
+    assert embedder.languages == ("en",)
     batch = embedder.encode_documents(TEXTS)
     assert batch.dense.shape == (3, 384)
     assert batch.dense.dtype == np.float32
