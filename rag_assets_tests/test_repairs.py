@@ -26,7 +26,7 @@ from rag_assets.normalize.markdown import assemble_markdown
 from rag_assets.normalize.pymupdf_adapter import pymupdf_to_ir
 from rag_assets.normalize.repairs import repair_document
 from rag_assets.normalize.repairs.furniture import retype_furniture
-from rag_assets.normalize.repairs.heading_levels import recover_heading_levels
+from rag_assets.normalize.repairs.heading_levels import LEVEL_STATED, recover_heading_levels
 from rag_assets.normalize.repairs.tables import merge_continued_tables
 from rag_assets.normalize.repairs.text import join_hyphenated, remove_cjk_spaces
 from rag_assets.parsers.base import ParsedDocument
@@ -257,6 +257,29 @@ def test_levels_that_agree_with_numbering_are_left_alone() -> None:
         heading("(2) Cost", 1),
     ]
     assert recover_heading_levels(stray) == (stray, 0)
+
+
+def test_stated_levels_are_never_changed_guessed_ones_are_filled() -> None:
+    """Markup states levels ("Header 2" is no section number); a flat PDF guess is filled in."""
+    stated = [
+        heading("Header 1", 1).model_copy(update={"metadata": {LEVEL_STATED: True}}),
+        heading("Header 2", 2).model_copy(update={"metadata": {LEVEL_STATED: True}}),
+        heading("Header 3", 3).model_copy(update={"metadata": {LEVEL_STATED: True}}),
+    ]
+    assert recover_heading_levels(stated) == (stated, 0)
+    mixed = [
+        heading("Chapter 1 Intro", 1).model_copy(update={"metadata": {LEVEL_STATED: True}}),
+        heading("1.1 Foo", 1),
+        heading("1.1.1 Bar", 1),
+        heading("Chapter 2 Scope", 2).model_copy(update={"metadata": {LEVEL_STATED: True}}),
+    ]
+    out, changed = recover_heading_levels(mixed)
+    assert ([e.level for e in out], changed) == ([1, 2, 3, 2], 2)
+
+
+def test_trailing_numbers_count_only_from_one() -> None:
+    products = [heading("Overview"), heading("Windows 10"), heading("Windows 11"), heading("Notes")]
+    assert recover_heading_levels(products) == (products, 0)
 
 
 # --- page furniture -------------------------------------------------------------------------
@@ -787,3 +810,40 @@ def test_unstructured_fast_pdf_levels_follow_numbering(shared_fixtures: Path) ->
     assert len(numbered) >= 8
     assert all(level == number.count(".") + 1 for level, number in numbered)
     assert after.metadata["repairs"]["heading_levels"] > 0
+
+
+@pytest.mark.slow
+def test_normalized_documents_metadata_shows_the_repair_counts(tmp_path: Path) -> None:
+    from dagster import AssetKey, DagsterInstance
+
+    from rag_assets.defs.build import build_defs
+    from rag_assets.defs.ingest import place_in_inbox
+    from rag_assets.defs.jobs import INGEST_JOB
+    from rag_assets.defs.partitions import documents_partitions
+    from rag_assets.settings import Settings
+    from rag_assets.sources.keys import partition_key_for
+
+    source = tmp_path / "guide.md"
+    source.write_text("# Guide\n\n## 1 Scope\n\n這是 中文 句子。\n", encoding="utf-8")
+    settings = Settings(data_dir=tmp_path / "data")
+    (relative,), _ = place_in_inbox([source], settings.inbox_dir, settings.inbox_follow_symlinks)
+    key = partition_key_for(relative)
+    instance = DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions(documents_partitions.name, [key])
+    assets = ["raw_documents", "parsed_documents", "normalized_documents"]
+    result = (
+        build_defs(settings)
+        .resolve_job_def(INGEST_JOB)
+        .execute_in_process(
+            partition_key=key, asset_selection=[AssetKey(a) for a in assets], instance=instance
+        )
+    )
+    (materialization,) = [m for m in result.asset_materializations_for_node("normalized_documents")]
+    assert materialization.metadata["repairs"].value == {
+        "hyphens_joined": 0,
+        "cjk_spaces_removed": 0,
+        "furniture_retyped": 0,
+        "tables_merged": 0,
+        "heading_levels": 0,
+        "furniture_dropped": 0,
+    }

@@ -19,7 +19,7 @@ from rag_assets.sources.keys import InvalidPartitionKey, check_partition_key
 from rag_assets.sources.raw import RawDocument, capture_raw_document
 
 SOURCES_VERSION = "1"
-NORMALIZE_VERSION = "2"  # IR repairs after every adapter
+NORMALIZE_VERSION = "3"  # IR repairs after every adapter; stated heading levels kept
 
 
 def _document_failure(context: AssetExecutionContext, error: Exception) -> Failure:
@@ -146,6 +146,7 @@ def normalized_documents(
             "element_types": MetadataValue.json(counts),
             "headings": counts.get("heading", 0) + counts.get("title", 0),
             "tables": counts.get("table", 0),
+            "repairs": MetadataValue.json(doc.metadata.get("repairs", {})),
             "markdown_preview": MetadataValue.md(doc.markdown[:1500]),
             "normalize_seconds": seconds(time.perf_counter() - started),
         },
