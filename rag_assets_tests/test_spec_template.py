@@ -426,6 +426,64 @@ def test_footnote_markers_attach_notes_to_the_rows_they_mark() -> None:
     assert_blocking_checks_pass(rows, doc)
 
 
+MARKED_CELLS = [
+    # (the cell, the value it keeps); the notes are (1) and (2), however they are written
+    ("Base clock (1).", "Base clock. (Note: Valid only when bit 0 is set.)"),
+    ("Base clock(1)", "Base clock (Note: Valid only when bit 0 is set.)"),
+    ("Base clock<sup>1</sup>,", "Base clock, (Note: Valid only when bit 0 is set.)"),
+    ("Base clock¹", "Base clock (Note: Valid only when bit 0 is set.)"),
+    ("Base clock [2]", "Base clock (Note: Ignored in SDR mode.)"),
+    ("Base clock^2;", "Base clock; (Note: Ignored in SDR mode.)"),
+    ("clocks2.", "clocks. (Note: Ignored in SDR mode.)"),
+    # names and labels keep their digits: no note attaches
+    ("ADMA2", "ADMA2"),
+    ("CMD12.", "CMD12."),
+    ("Figure 1", "Figure 1"),
+    ("see Figure 1.", "see Figure 1."),
+    ("Gen (3)", "Gen (3)"),  # no note (3)
+]
+NOTE_SHAPES = {
+    "list": ("list", "- (1) Valid only when bit 0 is set.\n- (2) Ignored in SDR mode."),
+    "list of superscripts": ("list", "* ¹ Valid only when bit 0 is set.\n* ² Ignored in SDR mode."),
+    "paragraph": ("paragraph", "1) Valid only when bit 0 is set.\n2) Ignored in SDR mode."),
+    "footnotes": (
+        "footnote",
+        "Note 1: Valid only when bit 0 is set.\nNote 2: Ignored in SDR mode.",
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", NOTE_SHAPES)
+def test_footnotes_attach_in_every_shape_and_marker_form(shape: str) -> None:
+    kind, notes = NOTE_SHAPES[shape]
+    body = "".join(f"| {i} | {cell} |\n" for i, (cell, _) in enumerate(MARKED_CELLS))
+    doc = build(
+        [
+            element("heading", "## 2.1 Clocks", level=2),
+            element("caption", "Table 4: Clock Control"),
+            element("table", "| Bit | Meaning |\n|---|---|\n" + body),
+            element(kind, notes),
+            element("paragraph", "1 Scope of the next part: not a note, the notes ended."),
+        ]
+    )
+    rows = of_type(spec(doc), "table_row")
+    assert [r.text for r in rows] == [
+        f"[Table 4: Clock Control] Bit: {i} | Meaning: {value}"
+        for i, (_, value) in enumerate(MARKED_CELLS)
+    ]
+
+
+def test_a_list_after_a_table_is_not_taken_for_its_notes() -> None:
+    doc = build(
+        [
+            element("table", "| Bit | Meaning |\n|---|---|\n| 0 | Enable (1) |"),
+            element("list", "- (1) Valid only when set.\n- Then restart the card."),
+        ]
+    )
+    (row,) = of_type(spec(doc), "table_row")
+    assert row.text.endswith("Meaning: Enable (1)")
+
+
 # --- hand-built IR: glossary forms ---------------------------------------------------------
 
 

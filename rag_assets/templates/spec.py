@@ -37,7 +37,7 @@ from rag_assets.templates.spec_parts.labels import (
 )
 from rag_assets.templates.spec_parts.parts import Placed, parse_pages, place
 from rag_assets.templates.spec_parts.structure import SpecStructure, build_structure
-from rag_assets.templates.spec_parts.table_rows import parse_table, table_rows
+from rag_assets.templates.spec_parts.table_rows import is_footnote, parse_table, table_rows
 from rag_assets.templates.tokens import TokenCounter, token_windows
 
 __all__ = ["SpecOptions", "SpecStructure", "SpecTemplate", "spec_structure"]
@@ -67,7 +67,7 @@ def spec_structure(doc: StandardizedDocument, options: SpecOptions | None = None
 
 class SpecTemplate(ChunkTemplate):
     name = "spec"
-    version = "2"
+    version = "3"
     options_class = SpecOptions
     options: SpecOptions
 
@@ -297,14 +297,17 @@ def _table_name(doc: StandardizedDocument, p: Placed, caption: Caption | None) -
 
 
 def _footnotes(doc: StandardizedDocument, index: int) -> list[str]:
-    """Footnote elements right after the table (a caption or page furniture may sit between)."""
+    """Footnotes right after the table (a caption or page furniture may sit between): footnote
+    elements, and lists or paragraphs whose every line opens with a marker (`- (1) …`)."""
     notes = []
     for element in doc.elements[index + 1 :]:
         if element.type == "caption" or element.type in SKIPPED_TYPES:
             continue
-        if element.type != "footnote":
+        lines = [line for line in element.text.split("\n") if line.strip()]
+        marked = element.type in ("list", "paragraph") and all(map(is_footnote, lines))
+        if element.type != "footnote" and not marked:
             break
-        notes.extend(line for line in element.text.split("\n") if line.strip())
+        notes.extend(lines)
     return notes
 
 

@@ -30,22 +30,28 @@ _NUMBER = r"[-+±~<>≤≥]?\s*(?:0[xX][0-9a-fA-F_]+|0[bB][01_]+|\d[\d,.:/]*%?)"
 _NUMERIC = re.compile(rf"^{_NUMBER}(?:\s+{_NUMBER})*$")
 _MAX_HEADER_ROWS = 3
 _RESERVED = re.compile(r"^(?:reserved|rsvd|rsv|保留|预留|預留)(?![a-z])", re.IGNORECASE)
+_SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
+_FROM_SUPERSCRIPT = str.maketrans(_SUPERSCRIPTS, "0123456789")
 # A footnote opens with its marker: "1 ...", "* ...", "a) ...", "[2] ...", "<sup>b</sup> ...",
-# "Note 1: ...".
+# "¹ ...", "Note 1: ..."; set as a list item ("- (1) ...") too, as parsers often render notes.
 _FOOTNOTE = re.compile(
-    r"^\s*(?:(?i:note)\s+(?P<note>\w{1,3})\s*[:.]|<sup>(?P<sup>[^<\s]{1,3})</sup>"
+    r"^\s*(?:[-*+•]\s+)?"
+    r"(?:(?i:note)\s+(?P<note>\w{1,3})\s*[:.]|<sup>(?P<sup>[^<\s]{1,3})</sup>"
+    rf"|(?P<uni>[{_SUPERSCRIPTS}]{{1,2}})"
     r"|\^(?P<caret>\w{1,3})|\[(?P<bracket>[^\]\s]{1,3})\]|\((?P<paren>[^)\s]{1,3})\)"
     r"|(?P<bare>\d{1,2}|[a-z]|\*{1,3}|[†‡§¶])(?:[.):]\s*|\s+))\s*(?P<text>\S.*)$",
     re.DOTALL,
 )
-# A marker at the end of a cell. A bare digit counts only right after a lowercase letter or
-# a closing parenthesis ("Value1"), so that names such as "ADMA2" or "CMD12" keep their digits.
+# A marker at the end of a cell, before any closing punctuation ("… clocks (1)."). A bare
+# digit counts only right after a lowercase letter or a closing parenthesis ("Value1"), so
+# that names such as "ADMA2", "CMD12" or "Figure 1" keep their digits.
 _CELL_MARKER = re.compile(
     r"(?:<sup>(?P<sup>[^<\s]{1,3})</sup>|\^(?P<caret>\w{1,3})|\[(?P<bracket>[^\]\s]{1,3})\]"
+    rf"|(?P<uni>[{_SUPERSCRIPTS}]{{1,2}})"
     r"|\((?P<paren>[a-z0-9*†‡§]{1,2})\)|(?P<symbol>\*{1,3}|[†‡§¶])|(?<=[a-z)])(?P<digit>\d{1,2}))"
-    r"\s*$"
+    r"\s*(?P<tail>[.,;:。，；]?)\s*$"
 )
-_MARKER_GROUPS = ("note", "sup", "caret", "bracket", "paren", "bare", "symbol", "digit")
+_MARKER_GROUPS = ("note", "sup", "uni", "caret", "bracket", "paren", "bare", "symbol", "digit")
 
 
 @dataclass(frozen=True)
@@ -179,27 +185,37 @@ def _keys(
     return keys, column_notes
 
 
+def is_footnote(line: str) -> bool:
+    """A line that opens with a footnote marker."""
+    return _FOOTNOTE.match(line) is not None
+
+
+def _marker(match: re.Match[str]) -> str:
+    """The marker however it was written: `¹`, `<sup>1</sup>`, `(1)` and `1` are all "1"."""
+    found = next(match.group(g) for g in _MARKER_GROUPS if match.groupdict().get(g))
+    return found.translate(_FROM_SUPERSCRIPT)
+
+
 def _notes(footnotes: Sequence[str]) -> dict[str, str]:
     """Footnote text by marker; the first footnote with a marker wins."""
     notes: dict[str, str] = {}
     for footnote in footnotes:
         match = _FOOTNOTE.match(footnote)
         if match:
-            marker = next(match.group(g) for g in _MARKER_GROUPS if match.groupdict().get(g))
-            notes.setdefault(marker, " ".join(match.group("text").split()))
+            notes.setdefault(_marker(match), " ".join(match.group("text").split()))
     return notes
 
 
 def _split_marker(cell: str, notes: dict[str, str]) -> tuple[str, str | None]:
-    """The cell without a trailing footnote marker, and that footnote; markers without a
-    footnote are left alone (they are more likely part of the value)."""
+    """The cell without a trailing footnote marker (its closing punctuation kept), and that
+    footnote; markers without a footnote are left alone (more likely part of the value)."""
     match = _CELL_MARKER.search(cell)
     if not match:
         return cell, None
-    marker = next(match.group(g) for g in _MARKER_GROUPS if match.groupdict().get(g))
+    marker = _marker(match)
     if marker not in notes:
         return cell, None
-    return cell[: match.start()].rstrip(), notes[marker]
+    return cell[: match.start()].rstrip() + match.group("tail"), notes[marker]
 
 
 def _with_notes(value: str, notes: list[str]) -> str:
