@@ -5,6 +5,7 @@ from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
 from rag_assets.contracts.tabular import to_arrow, to_records
 from rag_assets.normalize.markdown import assemble_markdown
 from rag_assets.quality.chunks import (
+    check_chunks_have_content,
     check_header_paths,
     check_ids_unique_and_deterministic,
     check_metadata_complete,
@@ -44,5 +45,6 @@ def assert_blocking_checks_pass(
         check_ids_unique_and_deterministic(records),
         check_header_paths(records, doc, headings_from_text=headings_from_text),
         check_pages_within_document(records, doc.page_count),
+        check_chunks_have_content(records, doc, headings_from_text=headings_from_text),
     ]
     assert [o.description for o in outcomes if not o.passed] == []

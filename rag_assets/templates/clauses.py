@@ -124,8 +124,14 @@ class ClausesTemplate(SemanticTemplate):
             for piece in self._pieces(index, element, line, counter)
         ]
         is_clause = unit.heading is not None and unit.heading.role == "clause"
+        runs = self._pack(pieces, line, counter)
+        lead: list[ElementSpan] = []
+        if len(runs) > 1 and " ".join(_render("", runs[0]).split()) == line:
+            # The heading as written, alone (the element after it is too large to join it):
+            # the next chunk repeats the heading line anyway, and takes over its place.
+            lead = [ElementSpan(p.element, p.start, p.end) for p in runs.pop(0)]
         rows: list[ChunkRow] = []
-        for run in self._pack(pieces, line, counter):
+        for run in runs:
             # The unit's first chunk starts with the heading as written; later ones repeat it.
             text = _render("" if run[0] is pieces[0] else line, run)
             rows.append(
@@ -134,7 +140,7 @@ class ClausesTemplate(SemanticTemplate):
                     first_index + len(rows),
                     text,
                     counter,
-                    [ElementSpan(p.element, p.start, p.end) for p in run],
+                    [*lead, *(ElementSpan(p.element, p.start, p.end) for p in run)],
                     header_path=header_path_for(unit.headings[:-1]) if unit.heading else "/",
                     headings=unit.headings,
                     chunk_type="clause" if is_clause else "text",
@@ -142,6 +148,7 @@ class ClausesTemplate(SemanticTemplate):
                     metadata=dict(unit.metadata),
                 )
             )
+            lead = []
         return rows
 
 

@@ -20,6 +20,10 @@ _CJK = (
 )
 # A unit is one CJK character or one run of other non-space characters.
 _UNIT = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
+# Where windows may break: CJK closing punctuation stays with the character before it, so
+# no window is a lone "。".
+_CJK_CLOSING = "、。，．：；！？）」』》】〕〉”’…"
+_WINDOW_UNIT = re.compile(rf"[{_CJK}][{_CJK_CLOSING}]*|[^\s{_CJK}]+")
 
 
 class TokenCounter(Protocol):
@@ -149,7 +153,8 @@ def token_windows(
 ) -> list[tuple[int, int]]:
     """Character spans of consecutive windows of at most `max_tokens` tokens.
 
-    Windows break between words (and between CJK characters); a single word longer
+    Windows break between words (and between CJK characters, not before closing
+    punctuation); a single word longer
     than `max_tokens` is cut between characters. Each window after the first starts
     with trailing words of the previous one worth at most `overlap_tokens` tokens.
     Whitespace between windows belongs to neither.
@@ -169,7 +174,7 @@ def _units(text: str, counter: TokenCounter, max_tokens: int) -> list[tuple[int,
     """(start, end, tokens) of each unit; units over the limit are cut into character runs."""
     cache: dict[str, int] = {}
     units: list[tuple[int, int, int]] = []
-    for match in _UNIT.finditer(text):
+    for match in _WINDOW_UNIT.finditer(text):
         word = match.group()
         cost = cache.get(word)
         if cost is None:
