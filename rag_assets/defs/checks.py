@@ -37,6 +37,7 @@ CHUNK_CHECKS = {
     "chunk_ids_unique_deterministic": "Chunk ids are unique and equal sha256(doc, template, index, text).",
     "header_paths_consistent": "header_path is '/A/B/'-shaped and follows the document's heading tree.",
     "pages_within_document": "Every chunk's pages lie within the document's page count.",
+    "chunks_have_content": "No chunk's text is empty or only headings.",
 }
 EMBEDDING_CHECKS = {
     "embeddings_valid": "One finite, unit-length vector of the model's dimension per chunk.",

@@ -23,6 +23,7 @@ from rag_assets.defs.resources import (
 from rag_assets.errors import ConfigurationError
 from rag_assets.figures import export_figures
 from rag_assets.quality.chunks import (
+    check_chunks_have_content,
     check_header_paths,
     check_ids_unique_and_deterministic,
     check_metadata_complete,
@@ -174,3 +175,7 @@ def document_chunks(
         ),
     )
     yield result("pages_within_document", check_pages_within_document(records, doc.page_count))
+    yield result(
+        "chunks_have_content",
+        check_chunks_have_content(records, doc, template.headings_from_text),
+    )
