@@ -7,9 +7,10 @@ from pydantic import ValidationError
 
 from rag_assets.defs.assets.chunking import document_chunks, table_markdown
 from rag_assets.defs.assets.documents import normalized_documents, parsed_documents, raw_documents
+from rag_assets.defs.assets.evaluation import EvaluationResource, retrieval_evaluation
 from rag_assets.defs.assets.indexing import chunk_embeddings, vector_index
 from rag_assets.defs.automation import automation_sensor, eager
-from rag_assets.defs.incremental import observed_specs
+from rag_assets.defs.incremental import observed_sources
 from rag_assets.defs.io_managers import JsonIOManagerFactory, ParquetIOManagerFactory
 from rag_assets.defs.jobs import ingest_documents
 from rag_assets.defs.resources import (
@@ -43,7 +44,7 @@ def build_defs(settings: Settings) -> Definitions:
     root = settings.asset_storage_root.rstrip("/")
     return Definitions(
         assets=[
-            *observed_specs,
+            *observed_sources,
             raw_documents,
             *(
                 eager(a)
@@ -56,6 +57,7 @@ def build_defs(settings: Settings) -> Definitions:
                     vector_index,
                 )
             ),
+            retrieval_evaluation,
         ],
         jobs=[ingest_documents],
         sensors=[build_inbox_sensor(ingest_documents), automation_sensor],
@@ -82,6 +84,9 @@ def build_defs(settings: Settings) -> Definitions:
             "embedding": EmbeddingResource(model=settings.embedding_model),
             "llm": LLMResource(
                 **llm_settings(settings).model_dump(), cache_dir=str(settings.data_dir / "cache")
+            ),
+            "evaluation": EvaluationResource(
+                eval_dir=str(settings.evaluation_dir), storage_root=root
             ),
             "milvus": MilvusResource(
                 uri=settings.resolved_milvus_uri,

@@ -11,17 +11,21 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
 
 from dagster import (
     AssetKey,
     AssetObservation,
-    AssetSpec,
     DagsterEventType,
     DagsterInstance,
     DataVersion,
+    DataVersionsByPartition,
     RunsFilter,
+    SourceAsset,
+    observable_source_asset,
 )
 from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
 from dagster._core.definitions.data_version import (
@@ -33,7 +37,7 @@ from dagster._core.storage.tags import PARTITION_NAME_TAG
 from dagster._time import get_current_datetime
 
 from rag_assets.defs.partitions import documents_partitions
-from rag_assets.sources.inbox import InboxFile, sha256_file
+from rag_assets.sources.inbox import InboxFile, scan_folder, sha256_file
 
 # The executable assets in graph order, and the external asset each one reads besides its parents.
 PIPELINE = [
@@ -53,41 +57,7 @@ OBSERVED = {
     "chunk_embeddings": "embedding_settings",
     "vector_index": "index_settings",
 }
-PER_DOCUMENT = {"inbox_files", "parser_settings", "template_settings"}
-
-observed_specs = [
-    AssetSpec(
-        "inbox_files",
-        partitions_def=documents_partitions,
-        group_name="sources",
-        description="A document's file in the inbox; its data version is the file's sha256.",
-    ),
-    AssetSpec(
-        "parser_settings",
-        partitions_def=documents_partitions,
-        group_name="sources",
-        description="The parser a document gets (collections, settings, Docling models).",
-    ),
-    AssetSpec(
-        "template_settings",
-        partitions_def=documents_partitions,
-        group_name="sources",
-        description="The template and options a document gets, the tokenizer and any LLM.",
-    ),
-    AssetSpec(
-        "vision_settings",
-        group_name="sources",
-        description="The vision model and rendering options for tables.",
-    ),
-    AssetSpec(
-        "embedding_settings", group_name="sources", description="The embedding model and its kind."
-    ),
-    AssetSpec(
-        "index_settings",
-        group_name="sources",
-        description="The Milvus URI, the text analyzer and the model the collection is named after.",
-    ),
-]
+RESOURCES = ["inbox", "parser", "collections", "embedding", "llm", "milvus"]
 
 
 def digest(value: object) -> str:
@@ -110,43 +80,101 @@ def arrow_version(table) -> DataVersion:
     return content_version(sink.getvalue().to_pybytes())
 
 
-def global_versions(resources: Mapping[str, object]) -> dict[str, str]:
-    embedding, llm, milvus = resources["embedding"], resources["llm"], resources["milvus"]
-    vision = llm.settings()
-    return {
-        "vision_settings": digest(
-            {
-                "vision_model": (vision.vision_model or vision.model)
-                if vision.vision_enabled
-                else None,
-                "dpi": llm.vision_dpi,
-                "picture_tables": llm.include_picture_tables,
-            }
-        ),
-        "embedding_settings": digest({"model": embedding.model, "kind": embedding.kind}),
-        "index_settings": digest(
-            {"uri": milvus.uri, "analyzer": milvus.text_analyzer, "model": embedding.model}
-        ),
-    }
+def _parser_settings(r, file: InboxFile) -> str:
+    plan = r.collections.plan(file.relative_path)
+    return digest({"parser": plan.parser, "docling": r.parser.docling_artifacts_path})
 
 
-def document_versions(resources: Mapping[str, object], file: InboxFile) -> dict[str, str]:
-    plan = resources["collections"].plan(file.relative_path)
-    llm = resources["llm"].settings()
-    return {
-        "inbox_files": sha256_file(file.path),
-        "parser_settings": digest(
-            {"parser": plan.parser, "docling": resources["parser"].docling_artifacts_path}
-        ),
-        "template_settings": digest(
-            {
-                "template": plan.template,
-                "options": plan.options,
-                "tokenizer": resources["embedding"].model,
-                "llm": llm.model if llm.enabled else None,
-            }
-        ),
-    }
+def _template_settings(r, file: InboxFile) -> str:
+    plan = r.collections.plan(file.relative_path)
+    llm = r.llm.settings()
+    return digest(
+        {
+            "template": plan.template,
+            "options": plan.options,
+            "tokenizer": r.embedding.model,
+            "llm": llm.model if llm.enabled else None,
+        }
+    )
+
+
+def _vision_settings(r) -> str:
+    llm = r.llm.settings()
+    return digest(
+        {
+            "vision_model": (llm.vision_model or llm.model) if llm.vision_enabled else None,
+            "dpi": r.llm.vision_dpi,
+            "picture_tables": r.llm.include_picture_tables,
+        }
+    )
+
+
+# How each observed asset's version is read: per document, or one for all documents.
+PER_DOCUMENT: dict[str, Callable[[Any, InboxFile], str]] = {
+    "inbox_files": lambda r, file: sha256_file(file.path),
+    "parser_settings": _parser_settings,
+    "template_settings": _template_settings,
+}
+SHARED: dict[str, Callable[[Any], str]] = {
+    "vision_settings": _vision_settings,
+    "embedding_settings": lambda r: digest({"model": r.embedding.model, "kind": r.embedding.kind}),
+    "index_settings": lambda r: digest(
+        {"uri": r.milvus.uri, "analyzer": r.milvus.text_analyzer, "model": r.embedding.model}
+    ),
+}
+DESCRIPTIONS = {
+    "inbox_files": "A document's file in the inbox; its data version is the file's sha256.",
+    "parser_settings": "The parser a document gets (collections, settings, Docling models).",
+    "template_settings": "The template and options a document gets, the tokenizer and any LLM.",
+    "vision_settings": "The vision model and rendering options for tables.",
+    "embedding_settings": "The embedding model and its kind.",
+    "index_settings": "The Milvus URI, the text analyzer and the model the collection is named after.",
+}
+
+
+def _known_files(context) -> list[InboxFile]:
+    inbox = context.resources.inbox
+    known = set(context.instance.get_dynamic_partitions(documents_partitions.name))
+    scan = scan_folder(inbox.inbox, inbox.follow_symlinks)
+    return [f for f in scan.files if f.partition_key in known]
+
+
+def _per_document_source(name: str) -> SourceAsset:
+    @observable_source_asset(
+        name=name,
+        partitions_def=documents_partitions,
+        group_name="sources",
+        required_resource_keys=set(RESOURCES),
+        description=DESCRIPTIONS[name],
+    )
+    def observe(context) -> DataVersionsByPartition:
+        version = PER_DOCUMENT[name]
+        return DataVersionsByPartition(
+            {f.partition_key: version(context.resources, f) for f in _known_files(context)}
+        )
+
+    return observe
+
+
+def _shared_source(name: str) -> SourceAsset:
+    @observable_source_asset(
+        name=name,
+        group_name="sources",
+        required_resource_keys=set(RESOURCES),
+        description=DESCRIPTIONS[name],
+    )
+    def observe(context) -> DataVersion:
+        return DataVersion(SHARED[name](context.resources))
+
+    return observe
+
+
+# Observable sources: "Observe" in the UI reads them all again; the CLI, the inbox sensor and the
+# refresh schedule report only what changed.
+observed_sources = [
+    *(_per_document_source(name) for name in PER_DOCUMENT),
+    *(_shared_source(name) for name in SHARED),
+]
 
 
 def _latest_versions(
@@ -168,12 +196,13 @@ def changed_observations(
 ) -> list[AssetObservation]:
     """Observations for every version that differs from the latest one on the instance."""
     files = list(files)
+    r = SimpleNamespace(**resources)
     current: dict[tuple[str, str | None], str] = {
-        (asset, None): version for asset, version in global_versions(resources).items()
+        (asset, None): version(r) for asset, version in SHARED.items()
     }
     for file in files:
-        for asset, version in document_versions(resources, file).items():
-            current[(asset, file.partition_key)] = version
+        for asset, version in PER_DOCUMENT.items():
+            current[(asset, file.partition_key)] = version(r, file)
     keys = [f.partition_key for f in files]
     latest = {
         asset: _latest_versions(instance, asset, keys if asset in PER_DOCUMENT else None)
