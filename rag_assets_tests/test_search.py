@@ -321,3 +321,26 @@ def test_cli_query_filters_and_found_by(
         assert {h["doc_id"] for h in json.loads(capsys.readouterr().out)["hits"]} == docs
     with pytest.raises(SystemExit):
         main([*args, "--pages", "9-3", "register"])
+
+
+def test_learned_sparse_joins_the_fusion_for_bge_m3(settings: Settings) -> None:
+    # The BGE-M3 code path on the bundled folder: its sparse head is random, its plumbing real.
+    m3 = load_embedder(EmbeddingSpec(kind="bge-m3"))
+    assert m3.has_sparse and m3.languages == ("*",)
+    with MilvusIndex(settings.resolved_milvus_uri, collection_prefix="rag_m3") as index:
+        collection = index.ensure_collection(m3.name, m3.dimension, m3.has_sparse)
+        batch = m3.encode_documents([c.context_text for c in CHUNK_ROWS])
+        assert batch.sparse is not None
+        rows = [
+            IndexRow.from_chunk(c, v, s)
+            for c, v, s in zip(CHUNK_ROWS, batch.dense, batch.sparse, strict=True)
+        ]
+        for doc_id in dict.fromkeys(c.doc_id for c in CHUNK_ROWS):
+            index.replace_document(collection, doc_id, [r for r in rows if r.doc_id == doc_id])
+        retriever = Retriever(index, collection, m3)
+        result = retriever.search(CHUNK_ROWS[0].context_text, top_k=3)
+        assert result.weights == {"dense": 1.0, "bm25": 1.0, "sparse": 1.0}
+        assert result.hits[0].chunk_id == CHUNK_ROWS[0].chunk_id
+        assert result.hits[0].found_by == {"dense": 1, "bm25": 1, "sparse": 1}
+        # A multilingual model keeps its side for Chinese queries.
+        assert set(retriever.search("人工智能").weights) == {"dense", "bm25", "sparse"}
