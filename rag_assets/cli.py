@@ -147,6 +147,38 @@ def cmd_parse(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from rag_assets.defs.assets.evaluation import comparison_of, evaluate
+
+    settings = _settings(args)
+    if args.eval_dir:
+        settings = settings.model_copy(update={"eval_dir": Path(args.eval_dir).resolve()})
+    result = evaluate(settings, templates=args.templates)
+    comparison = comparison_of(result)
+    if comparison is None:
+        failure = next((e for e in result.all_events if e.is_step_failure), None)
+        error = failure.event_specific_data.error if failure else None
+        print(
+            f"rag-assets evaluate: {error.message.strip() if error else 'failed'}", file=sys.stderr
+        )
+        return 1
+    print(comparison.markdown_table())
+    print(
+        f"{comparison.questions} questions over {comparison.documents} documents"
+        + (
+            f", {len(comparison.skipped)} skipped (document not ingested)"
+            if comparison.skipped
+            else ""
+        )
+    )
+    checks = result.get_asset_check_evaluations()
+    for check in checks:
+        print(
+            f"check {check.check_name}: {'passed' if check.passed else 'FAILED'} {check.description or ''}"
+        )
+    return 0 if all(c.passed for c in checks) else 1
+
+
 def cmd_ui(args: argparse.Namespace) -> int:
     from rag_assets.instance import ensure_dagster_home
 
@@ -222,6 +254,16 @@ def build_parser() -> argparse.ArgumentParser:
     shape.add_argument("--json", action="store_true", help="the whole IR as JSON")
     parse.add_argument("path")
     parse.set_defaults(func=cmd_parse)
+
+    evaluate = add("evaluate", "score retrieval per template on evaluation sets, as a table")
+    evaluate.add_argument(
+        "--eval-dir",
+        help="folder of evaluation sets (default: $RAG_ASSETS_EVAL_DIR, then DATA/eval)",
+    )
+    evaluate.add_argument(
+        "--templates", nargs="+", help="templates to compare (default: fixed semantic auto)"
+    )
+    evaluate.set_defaults(func=cmd_evaluate)
 
     ui = add("ui", "open the Dagster UI on 127.0.0.1 for this data folder")
     ui.add_argument("--port", type=int, default=3000)

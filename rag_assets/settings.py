@@ -34,6 +34,7 @@ class Settings(BaseModel):
     chunk_max_tokens: int = 256
     chunk_overlap_tokens: int = 32
     docling_artifacts_path: str | None = None
+    eval_dir: Path | None = None  # retrieval evaluation sets; default data_dir/eval
     embedding_model: str = DEFAULT_EMBEDDING_MODEL
     # Comma-separated ISO 639-1 codes the model covers, "*" for any; unset: judged by its name.
     embedding_languages: str | None = None
@@ -64,6 +65,7 @@ class Settings(BaseModel):
             "chunk_max_tokens": _env("RAG_ASSETS_CHUNK_MAX_TOKENS"),
             "chunk_overlap_tokens": _env("RAG_ASSETS_CHUNK_OVERLAP_TOKENS"),
             "docling_artifacts_path": _env("RAG_ASSETS_DOCLING_ARTIFACTS"),
+            "eval_dir": _env("RAG_ASSETS_EVAL_DIR"),
             "embedding_model": _env("RAG_ASSETS_EMBEDDING_MODEL"),
             "embedding_languages": _env("RAG_ASSETS_EMBEDDING_LANGUAGES"),
             "milvus_uri": _env("RAG_ASSETS_MILVUS_URI"),
@@ -98,6 +100,10 @@ class Settings(BaseModel):
     @property
     def dagster_home(self) -> Path:
         return self.data_dir / "dagster"
+
+    @property
+    def evaluation_dir(self) -> Path:
+        return self.eval_dir or self.data_dir / "eval"
 
     @property
     def asset_storage_root(self) -> str:

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import pyarrow.parquet as pq
 from upath import UPath
 
 from rag_assets.contracts.chunk import ChunkRow
+from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.contracts.tabular import from_arrow
 from rag_assets.settings import Settings
 from rag_assets.sources.inbox import scan_inbox
 from rag_assets.sources.keys import is_valid_partition_key, partition_key_for
+from rag_assets.tables.models import TableMarkdown
+from rag_assets.tables.structure import with_table_markdown
 
 
 def asset_dir(settings: Settings, asset: str) -> UPath:
@@ -56,3 +60,25 @@ def read_chunks(settings: Settings, document: str | None = None) -> list[ChunkRo
         with path.open("rb") as handle:
             chunks.extend(from_arrow(pq.read_table(handle), ChunkRow))
     return chunks
+
+
+def read_documents(
+    storage_root: str, doc_ids: Iterable[str]
+) -> tuple[list[StandardizedDocument], list[str]]:
+    """Each document's stored IR with its tables' chosen markdown, as document_chunks reads it;
+    and the ids with no stored IR (not normalized yet, or failed)."""
+    root = UPath(storage_root)
+    documents: list[StandardizedDocument] = []
+    missing: list[str] = []
+    for doc_id in doc_ids:
+        path = root / "normalized_documents" / f"{doc_id}.json"
+        if not path.exists():
+            missing.append(doc_id)
+            continue
+        doc = StandardizedDocument.model_validate_json(path.read_text(encoding="utf-8"))
+        tables = root / "table_markdown" / f"{doc_id}.parquet"
+        if tables.exists():
+            with tables.open("rb") as handle:
+                doc = with_table_markdown(doc, from_arrow(pq.read_table(handle), TableMarkdown))
+        documents.append(doc)
+    return documents, missing

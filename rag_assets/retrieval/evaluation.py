@@ -21,9 +21,11 @@ nDCG@10 binary, each target credited once, against one target per rank as the id
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import json
 import math
+import time
 import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -35,9 +37,14 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.contracts.ir import StandardizedDocument
+from rag_assets.embedding.models import Embedder, EmbeddingBatch
 from rag_assets.errors import ConfigurationError
+from rag_assets.index.milvus import IndexRow, MilvusIndex
 from rag_assets.normalize.markdown import assemble_markdown
+from rag_assets.retrieval.fusion import FusionSettings
 from rag_assets.retrieval.language import detect_language
+from rag_assets.retrieval.search import Retriever, SearchFilters
+from rag_assets.templates.tokens import TokenCounter
 
 CUTOFFS = (1, 5, 10)
 MRR_CUTOFF = 10
@@ -259,20 +266,20 @@ def normalize_text(text: str) -> str:
     return "".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
+# Every question scans the corpus' chunks for the ones relevant to it.
+_normalized = functools.lru_cache(maxsize=2**16)(normalize_text)
+
+
 def matches(hit: Retrievable, target: Target) -> bool:
-    if target.doc is not None and target.doc not in (
-        hit.doc_id,
-        hit.source_path,
-        Path(hit.source_path).name,
-    ):
+    if target.doc is not None and target.doc not in _names(hit.doc_id, hit.source_path):
         return False
     if target.page is not None and not (
         hit.page_start is not None
         and hit.page_start <= target.page <= (hit.page_end or hit.page_start)
     ):
         return False
-    text = normalize_text(hit.text)
-    return all(normalize_text(part) in text for part in target.evidence)
+    text = _normalized(hit.text)
+    return all(_normalized(part) in text for part in target.evidence)
 
 
 # -------------------------------------------------------------------------- metrics
@@ -313,10 +320,36 @@ class QuestionOutcome:
     scores: dict[str, float]
 
 
-def question_slices(question: EvalQuestion, chunks: Sequence[ChunkRow]) -> tuple[list[str], bool]:
+class ChunkLookup:
+    """A corpus' chunks in document order, reachable by any name of their document."""
+
+    def __init__(self, chunks: Sequence[ChunkRow]) -> None:
+        self.chunks = list(chunks)
+        self._by_name: dict[str, list[int]] = defaultdict(list)
+        for position, chunk in enumerate(self.chunks):
+            for name in dict.fromkeys(_names(chunk.doc_id, chunk.source_path)):
+                self._by_name[name].append(position)
+
+    def first_relevant(self, targets: Sequence[Target]) -> ChunkRow | None:
+        found = [
+            next((p for p in self._candidates(target) if matches(self.chunks[p], target)), None)
+            for target in targets
+        ]
+        positions = [p for p in found if p is not None]
+        return self.chunks[min(positions)] if positions else None
+
+    def _candidates(self, target: Target) -> Sequence[int]:
+        return self._by_name.get(target.doc, []) if target.doc else range(len(self.chunks))
+
+
+def _names(doc_id: str, source_path: str) -> tuple[str, str, str]:
+    return doc_id, source_path, Path(source_path).name
+
+
+def question_slices(question: EvalQuestion, lookup: ChunkLookup) -> tuple[list[str], bool]:
     """The slices a question falls in: language, tags, and the type and template of the first
     chunk (in document order) relevant to it; `type:none` when no chunk is."""
-    relevant = next((c for c in chunks if any(matches(c, t) for t in question.targets)), None)
+    relevant = lookup.first_relevant(question.targets)
     slices = ["all", f"lang:{question.language}", *(f"tag:{t}" for t in question.tags)]
     if relevant is None:
         return [*slices, "type:none"], False
@@ -414,28 +447,15 @@ class Comparison(BaseModel):
         return "\n".join(lines)
 
 
-class Embeds(Protocol):
-    """The part of rag_assets.embedding's Embedder the comparison uses."""
-
-    name: str
-    dimension: int
-    has_sparse: bool
-
-    def encode_documents(self, texts: list[str]) -> Any: ...
-
-    def encode_queries(self, texts: list[str]) -> Any: ...
-
-
-def in_corpus(question: EvalQuestion, documents: Sequence[StandardizedDocument]) -> bool:
+def in_corpus(question: EvalQuestion, names: set[str]) -> bool:
     """False when a target names a document that is not in the corpus."""
-    names = {n for d in documents for n in (d.doc_id, d.source_path, Path(d.source_path).name)}
     return all(t.doc is None or t.doc in names for t in question.targets)
 
 
 def chunk_documents(
     documents: Sequence[StandardizedDocument],
     template: str,
-    counter: Any,
+    counter: TokenCounter,
     options: dict[str, Any],
 ) -> tuple[list[ChunkRow], dict[str, int]]:
     """Every document's chunks with `template` (`auto`: the one the text rules pick per document)."""
@@ -451,45 +471,62 @@ def chunk_documents(
     return chunks, dict(sorted(used.items()))
 
 
-def index_chunks(index: Any, embedder: Embeds, chunks: Sequence[ChunkRow]) -> str:
-    """Embed the chunks as chunk_embeddings does and make them each document's rows."""
+def index_chunks(index: MilvusIndex, embedder: Embedder, chunks: Sequence[ChunkRow]) -> str:
+    """Embed the chunks as chunk_embeddings does and make them their documents' rows."""
     from rag_assets.embedding.rows import embedding_rows
     from rag_assets.index.rows import index_rows
 
-    batch = embedder.encode_documents([c.text for c in chunks])
+    batch = embedder.encode_documents([c.context_text or c.text for c in chunks])
     vectors = embedding_rows([c.chunk_id for c in chunks], batch.dense, batch.sparse)
-    rows = index_rows(list(chunks), vectors)
     collection = index.ensure_collection(embedder.name, embedder.dimension, embedder.has_sparse)
-    by_doc: dict[str, list] = defaultdict(list)
-    for row in rows:
+    by_doc: dict[str, list[IndexRow]] = defaultdict(list)
+    for row in index_rows(list(chunks), vectors):
         by_doc[row.doc_id].append(row)
-    for doc_id, doc_rows in by_doc.items():
-        index.replace_document(collection, doc_id, doc_rows)
+    for doc_id, rows in by_doc.items():
+        index.replace_document(collection, doc_id, rows)
     return collection
 
 
-def search(
-    index: Any, collection: str, embedder: Embeds, query: str, top_k: int, mode: Mode
-) -> list[Retrievable]:
-    """The ranked hits for one question; the one place that knows the search call."""
-    batch = embedder.encode_queries([query])
-    vector = batch.dense[0]
-    if mode == "dense":
-        return list(index.dense_search(collection, vector, top_k))
-    if mode == "hybrid":
-        sparse = batch.sparse[0] if batch.sparse else None
-        return list(index.hybrid_search(collection, query, vector, top_k, sparse_weights=sparse))
-    return list(index.bm25_search(collection, query, top_k))
+def mode_fusion(fusion: FusionSettings, mode: Mode) -> FusionSettings:
+    """The product's fusion settings, or one retriever alone (whatever the query's language)."""
+    if mode == "bm25":
+        only = {"bm25_weight": 1.0, "dense_weight": 0.0, "foreign_model_weight": 0.0}
+    elif mode == "dense":
+        only = {"bm25_weight": 0.0, "dense_weight": 1.0, "foreign_model_weight": 1.0}
+    else:
+        return fusion
+    return fusion.model_copy(update={**only, "sparse_weight": 0.0})
+
+
+class EncodedQueries:
+    """The embedder for the Retriever, with every question encoded once, in one batch."""
+
+    def __init__(self, embedder: Embedder, questions: Sequence[str]) -> None:
+        self.name = embedder.name
+        self.has_sparse = embedder.has_sparse
+        self.languages = embedder.languages
+        texts = list(dict.fromkeys(questions))
+        batch = embedder.encode_queries(texts)
+        self._rows = {text: i for i, text in enumerate(texts)}
+        self._batch = batch
+
+    def encode_queries(self, texts: list[str]) -> EmbeddingBatch:
+        rows = [self._rows[text] for text in texts]
+        sparse = self._batch.sparse
+        return EmbeddingBatch(
+            dense=self._batch.dense[rows], sparse=[sparse[i] for i in rows] if sparse else None
+        )
 
 
 def compare_templates(
     documents: Sequence[StandardizedDocument],
     questions: Sequence[EvalQuestion],
     runs: Sequence[RunSpec],
-    embedder: Embeds,
-    counter: Any,
-    open_index: Callable[[str], Any],
+    embedder: Embedder,
+    counter: TokenCounter,
+    open_index: Callable[[str], MilvusIndex],
     options: dict[str, Any] | None = None,
+    fusion: FusionSettings | None = None,
     top_k: int = TOP_K,
     log: Callable[[str], None] = lambda _: None,
 ) -> Comparison:
@@ -498,22 +535,38 @@ def compare_templates(
     `open_index(prefix)` opens a MilvusIndex under that collection prefix (`eval_<template>`),
     so evaluation never touches the product's own collection.
     """
-    asked = [q for q in questions if in_corpus(q, documents)]
-    skipped = [q.id for q in questions if not in_corpus(q, documents)]
+    names = {n for d in documents for n in _names(d.doc_id, d.source_path)}
+    asked = [q for q in questions if in_corpus(q, names)]
+    skipped = [q.id for q in questions if not in_corpus(q, names)]
+    # Rows of documents evaluated before but gone from the corpus stay in the collections;
+    # the filter keeps them out of the results.
+    corpus = SearchFilters(doc_ids=sorted({d.doc_id for d in documents}))
+    queries = EncodedQueries(embedder, [q.question for q in asked])
     reports: list[RunReport] = []
     for template in dict.fromkeys(r.template for r in runs):
+        started = time.perf_counter()
         chunks, used = chunk_documents(documents, template, counter, options or {})
+        lookup = ChunkLookup(chunks)
+        slices = {q.id: question_slices(q, lookup) for q in asked}
         with open_index(f"eval_{template}") as index:
             collection = index_chunks(index, embedder, chunks)
-            log(f"{template}: {len(chunks)} chunks of {len(documents)} documents indexed")
+            log(
+                f"{template}: {len(chunks)} chunks of {len(documents)} documents indexed "
+                f"in {time.perf_counter() - started:.1f} s"
+            )
             for run in (r for r in runs if r.template == template):
+                retriever = Retriever(
+                    index,
+                    collection,
+                    queries,
+                    fusion=mode_fusion(fusion or FusionSettings(), run.mode),
+                )
                 outcomes = []
                 misses = []
                 for question in asked:
-                    hits = search(index, collection, embedder, question.question, top_k, run.mode)
-                    slices, reachable = question_slices(question, chunks)
+                    hits = retriever.search(question.question, top_k, corpus).hits
                     scores = score_ranking(hits, question.targets)
-                    outcomes.append(QuestionOutcome(question, slices, reachable, scores))
+                    outcomes.append(QuestionOutcome(question, *slices[question.id], scores))
                     if scores["mrr@10"] < 1:
                         first = _where(hits[0]) if hits else "nothing"
                         misses.append(f"{question.id}: {question.question} -> {first}")

@@ -1,0 +1,206 @@
+"""retrieval_evaluation: every ingested document re-chunked per template, questions scored.
+
+Not partitioned: one materialization evaluates the whole corpus, so the UI plots each
+metric over runs. It reads the documents' stored IR (not their chunks), so templates other
+than the configured one are compared on the same documents.
+"""
+
+import time
+from pathlib import Path
+
+from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetCheckSpec,
+    AssetExecutionContext,
+    Config,
+    ConfigurableResource,
+    ExecuteInProcessResult,
+    Failure,
+    MetadataValue,
+    Output,
+    asset,
+)
+from pydantic import Field
+
+from rag_assets.defs.assets.chunking import table_markdown
+from rag_assets.defs.assets.documents import normalized_documents
+from rag_assets.defs.metadata import seconds
+from rag_assets.defs.partitions import documents_partitions
+from rag_assets.defs.resources import CollectionsResource, EmbeddingResource, MilvusResource
+from rag_assets.retrieval.evaluation import (
+    TOP_K,
+    Comparison,
+    compare_templates,
+    load_eval_sets,
+    passage_document,
+    run_specs,
+)
+from rag_assets.settings import Settings
+
+DEFAULT_TEMPLATES = ("fixed", "semantic", "auto")
+FLOORS_CHECK = "metrics_above_floors"
+
+
+class EvaluationResource(ConfigurableResource):
+    """Where the evaluation sets are, and the root the documents' partitions are stored under."""
+
+    eval_dir: str
+    storage_root: str
+
+
+class RetrievalEvaluationConfig(Config):
+    templates: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_TEMPLATES),
+        description="Templates to compare; `auto` picks one per document by its text.",
+    )
+    single_retriever_template: str = Field(
+        "semantic", description="Also scored with BM25 alone and dense alone; empty for none."
+    )
+    top_k: int = Field(TOP_K, ge=10, description="Hits scored per question.")
+    floors: dict[str, float] = Field(
+        default_factory=dict,
+        description="Metric key (as in the metadata, e.g. `auto/mrr@10`) -> lowest accepted value.",
+    )
+
+
+@asset(
+    group_name="evaluation",
+    deps=[normalized_documents, table_markdown],
+    io_manager_key="json_io_manager",
+    kinds={"milvus"},
+    pool="milvus",
+    check_specs=[
+        AssetCheckSpec(
+            FLOORS_CHECK,
+            asset="retrieval_evaluation",
+            description="Every metric given a floor in the config is at or above it.",
+        )
+    ],
+    description="Recall@1/5/10, MRR@10, nDCG@10 per template and slice on the evaluation sets.",
+)
+def retrieval_evaluation(
+    context: AssetExecutionContext,
+    config: RetrievalEvaluationConfig,
+    evaluation: EvaluationResource,
+    embedding: EmbeddingResource,
+    milvus: MilvusResource,
+    collections: CollectionsResource,
+):
+    from rag_assets.index.milvus import MilvusIndex
+    from rag_assets.retrieval.fusion import FusionSettings
+    from rag_assets.storage import read_documents
+
+    started = time.perf_counter()
+    eval_dir = Path(evaluation.eval_dir)
+    sets = load_eval_sets(eval_dir) if eval_dir.is_dir() else []
+    questions = [q for s in sets for q in s.questions]
+    if not questions:
+        raise Failure(
+            description=f"no evaluation questions under {eval_dir} (see README: Retrieval evaluation)",
+            allow_retries=False,
+        )
+    doc_ids = context.instance.get_dynamic_partitions(documents_partitions.name)
+    documents, missing = read_documents(evaluation.storage_root, doc_ids)
+    documents += [passage_document(p) for s in sets for p in s.passages]
+    if missing:
+        context.log.warning(f"{len(missing)} documents have no stored IR yet: {missing[:5]}")
+    embedder, fallback_reason = embedding.load()
+    if fallback_reason:
+        context.log.warning(fallback_reason)
+
+    def open_index(prefix: str) -> MilvusIndex:
+        return MilvusIndex(
+            milvus.uri,
+            token=milvus.token,
+            collection_prefix=prefix,
+            text_analyzer=milvus.text_analyzer,
+        )
+
+    comparison = compare_templates(
+        documents,
+        questions,
+        run_specs(config.templates, config.single_retriever_template or None),
+        embedder,
+        embedding.token_counter(),
+        open_index,
+        options={
+            "max_tokens": collections.max_tokens,
+            "overlap_tokens": collections.overlap_tokens,
+        },
+        fusion=FusionSettings.from_env(),
+        top_k=config.top_k,
+        log=context.log.info,
+    )
+    flat = comparison.flat_metrics()
+    yield Output(
+        comparison,
+        metadata={
+            **flat,
+            "table": MetadataValue.md(comparison.markdown_table()),
+            "sets": ", ".join(s.name for s in sets),
+            "documents": comparison.documents,
+            "questions": comparison.questions,
+            "skipped_questions": MetadataValue.json(comparison.skipped),
+            "documents_without_ir": len(missing),
+            "templates_used": MetadataValue.json(
+                {run.name: run.templates_used for run in comparison.runs}
+            ),
+            "model": embedder.name,
+            "evaluation_seconds": seconds(time.perf_counter() - started),
+        },
+    )
+    yield floors_check(flat, config.floors)
+
+
+def floors_check(metrics: dict[str, float], floors: dict[str, float]) -> AssetCheckResult:
+    """Fails when a floored metric is below its floor or was not measured at all."""
+    below = {
+        key: metrics.get(key) for key, floor in floors.items() if metrics.get(key, -1.0) < floor
+    }
+    if not floors:
+        description = "no floors configured"
+    elif below:
+        description = "below the floor: " + ", ".join(
+            f"{key} {'not measured' if value is None else f'{value:.3f}'} < {floors[key]}"
+            for key, value in below.items()
+        )
+    else:
+        description = f"all {len(floors)} floored metrics at or above their floors"
+    return AssetCheckResult(
+        check_name=FLOORS_CHECK,
+        passed=not below,
+        severity=AssetCheckSeverity.ERROR,
+        description=description,
+        metadata={
+            **{f"floor {key}": value for key, value in floors.items()},
+            "below": MetadataValue.json({k: v for k, v in below.items()}),
+        },
+    )
+
+
+def evaluate(
+    settings: Settings,
+    templates: list[str] | None = None,
+    instance=None,
+    log_level: str = "WARNING",
+) -> ExecuteInProcessResult:
+    """Materialize retrieval_evaluation on the instance under the data dir (the CLI's path)."""
+    from rag_assets.defs.build import build_defs
+    from rag_assets.instance import open_instance
+
+    job = build_defs(settings).resolve_implicit_global_asset_job_def()
+    config = {"templates": templates} if templates else {}
+    return job.execute_in_process(
+        instance=instance or open_instance(settings),
+        asset_selection=[retrieval_evaluation.key],
+        raise_on_error=False,
+        run_config={
+            "ops": {"retrieval_evaluation": {"config": config}},
+            "loggers": {"console": {"config": {"log_level": log_level}}},
+        },
+    )
+
+
+def comparison_of(result: ExecuteInProcessResult) -> Comparison | None:
+    return result.output_for_node("retrieval_evaluation") if result.success else None
