@@ -701,3 +701,90 @@ def test_find_references_forms() -> None:
     ]
     # A bare number counts only when the document has that section.
     assert find_references("see 2.1.1", set()) == []
+
+
+# --- auto: a generated spec PDF with one captioned register table --------------------------
+
+
+def build_one_table_spec_pdf(path: Path) -> None:
+    """A contents page, numbered sections (7.4.1), one register table under its `Table 32:`
+    caption, figure captions and a glossary: a spec, though it holds a single table."""
+    from reportlab.lib import colors
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.styles import getSampleStyleSheet
+    from reportlab.platypus import PageBreak, Paragraph, SimpleDocTemplate, Table, TableStyle
+
+    styles = getSampleStyleSheet()
+    body = styles["BodyText"]
+    text = "The host controller moves data between the card and system memory. " * 3
+    contents = ["7 Host Controller", "7.4 Host Control", "7.4.1 Register Layout", "8 Glossary"]
+    story = [Paragraph("Contents", styles["Heading1"])]
+    story += [
+        Paragraph(f"{line} . . . . . . . . {page}", body)
+        for line, page in zip(contents, "2233", strict=True)
+    ]
+    story += [
+        PageBreak(),
+        Paragraph("7 Host Controller", styles["Heading1"]),
+        Paragraph(text, body),
+    ]
+    story += [Paragraph("Figure 3: Command timing", body), Paragraph(text, body)]
+    story += [Paragraph("7.4 Host Control", styles["Heading2"]), Paragraph(text, body)]
+    story += [Paragraph("7.4.1 Register Layout", styles["Heading3"]), Paragraph(text, body)]
+    story += [Paragraph("Table 32: Host Control Register (Offset 0x28)", body)]
+    grid = Table(
+        [
+            ["Bits", "Field", "Reset"],
+            ["15:8", "Timeout Counter Value", "0x0E"],
+            ["7:6", "DMA Select", "0b00"],
+            ["5", "ADMA2 Enable", "0"],
+        ]
+    )
+    grid.setStyle(TableStyle([("GRID", (0, 0), (-1, -1), 0.5, colors.black)]))
+    story += [grid, Paragraph("Figure 4: Register fields", body), Paragraph(text, body)]
+    story += [Paragraph("8 Glossary", styles["Heading1"])]
+    story += [Paragraph("ADMA: Advanced DMA.", body), Paragraph("SDR: Single data rate.", body)]
+    SimpleDocTemplate(str(path), pagesize=A4).build(story)
+
+
+@pytest.mark.slow
+def test_auto_picks_spec_for_a_spec_with_one_captioned_table(tmp_path: Path) -> None:
+    from rag_assets.normalize.adapt import to_ir
+    from rag_assets.templates.select import choose_template
+
+    path = tmp_path / "one-table-spec.pdf"
+    build_one_table_spec_pdf(path)
+    doc = to_ir(PyMuPDFParser().parse(path), doc_id="one-table", source_sha256="0" * 64)
+    choice = choose_template(doc, "auto")
+    assert choice.template == "spec", choice.reason
+    for signal in ("1 tables (1 captioned)", "figure captions", "a glossary", "contents"):
+        assert signal in choice.reason
+
+
+def test_auto_spec_score_and_reason() -> None:
+    from rag_assets.templates.select import choose_template
+
+    sections = [element("heading", f"## 7.{n} Part {n}", level=2) for n in (1, 2, 3)]
+    sections.append(element("heading", "## 2024 Outlook", level=2))  # a year, not a number
+    table = element("table", "| Bits | Field |\n|---|---|\n| 15:8 | Timeout |")
+    one_table = build([*sections, element("caption", "Table 32: Host Control"), table])
+    assert choose_template(one_table, "auto").reason == (
+        "auto: 1 tables (1 captioned) under 3 numbered section headings (score 2)"
+    )
+    uncaptioned = build([*sections, table])
+    assert choose_template(uncaptioned, "auto").template == "semantic"
+    report = build(
+        [
+            element("heading", "# Contents", level=1),
+            *sections,
+            element("paragraph", "Figure 1: Layout of the site."),
+            element("heading", "## 8 Glossary", level=2),
+        ]
+    )
+    choice = choose_template(report, "auto")
+    assert (choice.template, choice.reason) == (
+        "spec",
+        "auto: 1 figure captions, a glossary, a table of contents"
+        " under 4 numbered section headings (score 3)",
+    )
+    assert choose_template(build(sections), "auto").template == "semantic"

@@ -19,14 +19,20 @@ from rag_assets.templates.base import heading_title
 from rag_assets.templates.numbering import marker_at
 from rag_assets.templates.qa.markers import question_start
 from rag_assets.templates.registry import available_templates
+from rag_assets.templates.spec_parts.glossary import is_glossary_heading
+from rag_assets.templates.spec_parts.labels import parse_caption, table_caption
 
-# 7.4.1 Title: a numbered section heading.
-_NUMBERED_HEADING = re.compile(r"^#+\s+\d+(?:\.\d+)+\s+\S")
+# 7 Title, 7.4.1 Title: a numbered section heading (not a year: "2024 Report").
+_NUMBERED_HEADING = re.compile(r"^#+\s+\d{1,3}(?:\.\d{1,3})*\.?\s+\S")
+_CONTENTS = re.compile(r"^(?i:(?:table of )?contents)$|^(?:目录|目錄)$")
 
 QA_MIN_MARKERS = 2
 CLAUSE_MIN_MARKERS = 3
-SPEC_MIN_TABLES = 2
+# A spec: numbered sections, and enough of what specs hold besides. Tables (two, or one with a
+# `Table N` caption) weigh 2; figure captions, a glossary and a table of contents 1 each.
 SPEC_MIN_NUMBERED_HEADINGS = 3
+SPEC_MIN_TABLES = 2
+SPEC_MIN_SCORE = 2
 
 # What the LLM sees of a document.
 EXCERPT_CHARS = 3000
@@ -74,15 +80,41 @@ def _auto(doc: StandardizedDocument) -> TemplateChoice:
     )
     if clauses >= CLAUSE_MIN_MARKERS:
         return TemplateChoice("clauses", f"auto: {clauses} clause markers (第X条, Article N)")
-    tables = sum(1 for e in doc.elements if e.type == "table")
     numbered = sum(
         1 for e in doc.elements if e.type == "heading" and _NUMBERED_HEADING.match(e.text)
     )
-    if tables >= SPEC_MIN_TABLES and numbered >= SPEC_MIN_NUMBERED_HEADINGS:
+    signals = _spec_signals(doc)
+    score = sum(weight for _, weight in signals)
+    if numbered >= SPEC_MIN_NUMBERED_HEADINGS and score >= SPEC_MIN_SCORE:
+        found = ", ".join(what for what, _ in signals)
         return TemplateChoice(
-            "spec", f"auto: {tables} tables under {numbered} numbered section headings"
+            "spec", f"auto: {found} under {numbered} numbered section headings (score {score})"
         )
     return TemplateChoice("semantic", "auto: no Q&A, clause or spec pattern found")
+
+
+def _spec_signals(doc: StandardizedDocument) -> list[tuple[str, int]]:
+    """(what was seen, its weight) for each spec signal the document shows."""
+    tables = len(doc.tables())
+    captioned = sum(1 for i, _ in doc.tables() if table_caption(doc, i)[0] is not None)
+    figures = sum(
+        1
+        for e in doc.elements
+        if e.type in ("caption", "paragraph")
+        and (caption := parse_caption(e.text, strict=e.type == "paragraph"))
+        and caption.kind == "figure"
+    )
+    titles = [heading_title(e) for e in doc.headings()]
+    signals: list[tuple[str, int]] = []
+    if tables >= SPEC_MIN_TABLES or (tables and captioned):
+        signals.append((f"{tables} tables ({captioned} captioned)", 2))
+    if figures:
+        signals.append((f"{figures} figure captions", 1))
+    if any(is_glossary_heading(title) for title in titles):
+        signals.append(("a glossary", 1))
+    if any(e.type == "toc" for e in doc.elements) or any(map(_CONTENTS.match, titles)):
+        signals.append(("a table of contents", 1))
+    return signals
 
 
 class TemplateGuess(BaseModel):
