@@ -157,6 +157,12 @@ def test_rows_of_another_document_are_refused(
         index.replace_document(scratch, manual, rows)
 
 
+def test_dense_index_is_flat(index: MilvusIndex, corpus: str) -> None:
+    # Exact search: HNSW and IVF lost recall beside a document of identical vectors
+    # (bench/dense_index_types.py).
+    assert index._client.describe_index(corpus, "dense")["index_type"] == "FLAT"
+
+
 def test_each_chunk_finds_itself_top1(index: MilvusIndex, embedder: Embedder, corpus: str) -> None:
     for doc_id, texts in CORPUS.items():
         for row in make_rows(embedder, doc_id, texts):

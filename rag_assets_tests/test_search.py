@@ -149,6 +149,13 @@ def test_weights_follow_the_model_languages(retriever: Retriever, settings: Sett
     assert damped.search("人工智能").weights == {"dense": 0.1, "bm25": 1.0}
 
 
+def test_the_model_languages_setting_reaches_the_retriever(settings: Settings) -> None:
+    declared = settings.model_copy(update={"embedding_languages": "zh, en"})
+    with open_retriever(declared) as retriever:
+        assert retriever is not None and retriever.embedder.languages == ("zh", "en")
+        assert retriever.search("人工智能").weights == {"dense": 1.0, "bm25": 1.0}
+
+
 def test_scores_are_normalized_and_descending(retriever: Retriever) -> None:
     for query in ["Host Control Register", "人工智能", "lease notice", "sunlight"]:
         hits = retriever.search(query, top_k=8).hits
