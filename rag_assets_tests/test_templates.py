@@ -190,6 +190,28 @@ def test_semantic_oversized_table_splits_at_rows_with_header_repeated(kind: str)
     assert all(r.metadata["contains_table"] == is_table for r in rows)
 
 
+def test_semantic_table_header_too_large_to_repeat_is_left_out_of_the_parts() -> None:
+    header = (
+        "| Register offset in bytes | Field name as specified | Access type and reset value |\n"
+        "|---|---|---|"
+    )
+    rows_md = ["| 0x04 | HC | RW |", "| 0x08 | PC | RO |", "| 0x0C | BG | RW |"]
+    doc = make_doc(
+        [("heading", "## T", 2, 1), ("table", header + "\n" + "\n".join(rows_md), None, 1)]
+    )
+    # Heading 2 + header 20 tokens: over the limit of 16 alone. Rows are 7 tokens each.
+    rows = semantic(doc, max_tokens=16)
+
+    assert texts(rows) == [
+        f"## T\n\n{rows_md[0]}\n{rows_md[1]}",
+        f"## T\n\n{rows_md[2]}",
+    ]
+    assert all(r.token_count <= 16 for r in rows)
+    # With heading line at most half the limit (20 of 40) it is repeated in every part.
+    parts = semantic(doc, max_tokens=40)
+    assert len(parts) == 2 and all(r.text.startswith(f"## T\n\n{header}\n") for r in parts)
+
+
 def test_semantic_oversized_code_splits_at_lines_with_fences_repeated() -> None:
     lines = [f"x{i} = {i}" for i in range(1, 5)]
     code = "```python\n" + "\n".join(lines) + "\n```"
