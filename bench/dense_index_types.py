@@ -55,7 +55,8 @@ def measure(index_type: str, clean: list[np.ndarray], poison: int, root: Path) -
     for d, (vectors, ids) in enumerate(docs):
         client.insert("c", [{"id": i, "doc": d, "dense": v.tolist()} for i, v in zip(ids, vectors, strict=True)])
         client.flush("c")
-    client.release_collection("c")  # reload: searches then see the compacted segments
+    time.sleep(3)  # Milvus Lite merges the small segments on a background thread
+    client.release_collection("c")  # reload: searches then see the merged segments
     client.load_collection("c")
     ingest_s = time.perf_counter() - started
 

@@ -9,11 +9,11 @@ matching: the dense vector is computed from it and BM25 analyzes it.
 
 Dense index: FLAT (exact). Measured in Milvus Lite 3.2.2 / pymilvus 3.0.2 by
 `bench/dense_index_types.py` (40 documents x 100 clustered 384-d rows, each flushed on its own
-so segments merge, recall@10 against brute force): FLAT 1.000 (10-14 ms/query), IVF_FLAT
-.972, HNSW and AUTOINDEX (HNSW when faiss is installed) 1.000; with one extra document of 3000
-rows sharing one identical vector, FLAT stays 1.000 while IVF_FLAT falls to .949 and HNSW /
-AUTOINDEX to .943: the duplicates crowd the graph's neighbour lists and cut other documents
-off. At the sizes Milvus Lite serves, exact search costs milliseconds; a server collection of
+so segments merge, recall@10 against brute force, two runs): FLAT 1.000 (10-14 ms/query
+at 7,000 rows on an idle machine), IVF_FLAT .97, HNSW and AUTOINDEX (HNSW when faiss is
+installed) 1.000; with one extra document of 3000 rows sharing one identical vector, FLAT
+stays 1.000 while IVF_FLAT falls to .94-.95 and HNSW / AUTOINDEX to .92-.94: the duplicates
+crowd the graph's neighbour lists and cut other documents' rows off. At the sizes Milvus Lite serves, exact search costs milliseconds; a server collection of
 millions of rows would want HNSW, with duplicate chunks deduplicated before indexing.
 
 BM25 analyzer: `jieba` with a lowercase filter, one analyzer for Chinese and English rows
