@@ -53,7 +53,10 @@ def measure(index_type: str, clean: list[np.ndarray], poison: int, root: Path) -
         docs.insert(len(docs) // 2, (same, range(10**9, 10**9 + poison)))
     started = time.perf_counter()
     for d, (vectors, ids) in enumerate(docs):
-        client.insert("c", [{"id": i, "doc": d, "dense": v.tolist()} for i, v in zip(ids, vectors, strict=True)])
+        client.insert(
+            "c",
+            [{"id": i, "doc": d, "dense": v.tolist()} for i, v in zip(ids, vectors, strict=True)],
+        )
         client.flush("c")
     time.sleep(3)  # Milvus Lite merges the small segments on a background thread
     client.release_collection("c")  # reload: searches then see the merged segments
