@@ -427,6 +427,74 @@ def test_options() -> None:
         QAPairsOptions(internal_note="drop")
 
 
+CONTINUATIONS = [
+    # (how the parser set the answer's continuation on the next page, its text in the chunk)
+    ("paragraph", "運輸署會審批交通安排。[內部參考：預算約為三千萬元。]"),
+    ("heading", "運輸署會審批交通安排。[內部參考：預算約為三千萬元。]"),
+    ("heading", "[如被追問：若工程延誤？政府可追討賠償。]"),
+    ("heading", "[內部參考：預算約為三千萬元]"),
+    (
+        "heading",
+        "運輸署會在實施前最少兩星期公布所有臨時交通安排的詳情，並以書面通知區內所有受影響的居民及商戶",
+    ),
+    ("list", "- 運輸署會審批交通安排。[如被追問：若延誤？可追討。]"),
+    ("caption", "運輸署會審批交通安排。[內部參考：預算。]"),
+]
+
+
+@pytest.mark.parametrize(("kind", "continuation"), CONTINUATIONS)
+@pytest.mark.parametrize("last", [False, True])
+def test_an_answer_keeps_its_continuation_after_the_page_footer(
+    kind: str, continuation: str, last: bool
+) -> None:
+    """Every line between a question and the next question belongs to its pair."""
+    level = 2 if kind == "heading" else None
+    text = f"## {continuation}" if kind == "heading" else continuation
+    after: list[Item] = (
+        [("paragraph", "運輸署會通知居民。", None, 3)]
+        if last
+        else [
+            ("paragraph", "問 A4：何時完成？", None, 3),
+            ("paragraph", "答 A4：明年。", None, 3),
+        ]
+    )
+    doc = make_doc(
+        [
+            ("heading", "# 備用問答", 1, 2),
+            ("paragraph", "問 A3：工程期間會否影響交通？", None, 2),
+            ("paragraph", "答 A3：承建商會實施臨時交通安排，", None, 2),
+            ("page_footer", "E-2", None, 2),
+            ("page_footer", "2026年5月15日", None, 2),
+            (kind, text, level, 3),
+            *after,
+        ]
+    )
+    rows = chunk(doc)
+    assert [(r.chunk_type, r.logical_unit) for r in rows] == [("qa", "A3")] + (
+        [] if last else [("qa", "A4")]
+    )
+    a3 = rows[0]
+    assert a3.text.endswith(continuation + ("\n\n運輸署會通知居民。" if last else ""))
+    assert (a3.page_start, a3.page_end, a3.metadata["source_page_range"]) == (2, 3, [2, 3])
+
+
+def test_a_heading_after_an_answer_still_opens_a_section() -> None:
+    doc = make_doc(
+        [
+            ("heading", "# 備用問答", 1, 1),
+            ("paragraph", "問 A1：何時完成？", None, 1),
+            ("paragraph", "答 A1：明年。", None, 1),
+            ("heading", "## Background", 2, 2),
+            ("paragraph", "The works began in 2025.", None, 2),
+        ]
+    )
+    rows = chunk(doc)
+    assert [(r.chunk_type, r.headings) for r in rows] == [
+        ("qa", ["備用問答"]),
+        ("text", ["備用問答", "Background"]),
+    ]
+
+
 # --- a LegCo paper through PyMuPDF ------------------------------------------------------------
 
 

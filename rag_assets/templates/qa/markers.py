@@ -58,6 +58,7 @@ _BARE_QUESTION_MAX_CHARS = 200
 # Bracketed asides inside answers: internal notes ([內部參考…], [內部補充資料…]) and
 # follow-ups ([如被追問…], [如追問…]).
 BRACKET_OPEN = "[［【"
+BRACKET_CLOSE = "]］】"
 BRACKETS = re.compile(r"[\[［【\]］】]")  # the openers above and their closers
 INTERNAL_NOTE = re.compile(r"[\[［【]\s*內部(?:參考|補充資料)")
 
@@ -105,17 +106,23 @@ def part(title: str) -> Part | None:
 def topic_label(title: str) -> str | None:
     """The letter of a topic line such as "(A) 排水系統"."""
     match = _TOPIC.match(title)
-    return match.group("label") if match and _heading_like(title) else None
+    return match.group("label") if match and heading_like(title) else None
 
 
 def narrative_label(title: str) -> str | None:
     """The number of a narrative heading such as "(1) 住戶的安置補償"."""
     match = _NARRATIVE.match(title)
-    return match.group("label") if match and _heading_like(title) else None
+    return match.group("label") if match and heading_like(title) else None
 
 
-def _heading_like(title: str) -> bool:
-    return len(title) <= _HEADING_MAX_CHARS and not _CLAUSE_END.search(title)
+def heading_like(title: str) -> bool:
+    """Short, and not a sentence, clause or bracketed aside ([內部參考：…])."""
+    return (
+        len(title) <= _HEADING_MAX_CHARS
+        and not _CLAUSE_END.search(title)
+        and title[:1] not in BRACKET_OPEN
+        and title[-1:] not in BRACKET_CLOSE
+    )
 
 
 def question_start(line: str) -> QuestionStart | None:

@@ -10,7 +10,11 @@ Sections open at part headings (發言要點, 備用問答, Others, ...), topic 
 - as speaking-note bullets in a 發言要點 part;
 - as narrative otherwise.
 A narrative heading such as "(1) 住戶的安置補償" opens a sub-section wherever no question
-is open. Inside an answer's brackets ([如被追問：…]) no question starts.
+is open. Inside an answer's brackets ([如被追問：…]) no question starts. Once a question is
+asked, every line up to the next question or section belongs to its pair, across pages:
+a line the parser set as a heading opens a section only when it reads as one (short, not a
+sentence or a bracketed note), since an answer's continuation on the next page is often
+taken for a heading.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from rag_assets.templates.qa.markers import (
     bracket_depth,
     bullet_mark,
     clean,
+    heading_like,
     is_bare_question,
     narrative_label,
     part,
@@ -104,11 +109,16 @@ def _sections(segments: Sequence[Segment]) -> list[_Section]:
     part_kind: PartKind | None = None
     part_prefix = DEFAULT_ID_PREFIX
     sections = [_Section(None, 0, [], None, DEFAULT_ID_PREFIX)]
+    asked = False  # a question is open in the current section
     for segment in segments:
-        opening = _opening(segment, part_kind)
+        opening = _opening(segment, part_kind, asked)
         if opening is None:
-            sections[-1].segments.append(segment)
+            question = _is_question(segment, part_kind)
+            continued = asked and segment.is_heading and not question
+            sections[-1].segments.append(_without_marks(segment) if continued else segment)
+            asked = asked or question
             continue
+        asked = False
         heading, rank, found = opening
         stack.push(rank, heading.title)
         if rank == PART_RANK:
@@ -120,7 +130,7 @@ def _sections(segments: Sequence[Segment]) -> list[_Section]:
 
 
 def _opening(
-    segment: Segment, part_kind: PartKind | None
+    segment: Segment, part_kind: PartKind | None, asked: bool
 ) -> tuple[Heading, int, Part | None] | None:
     """The heading a segment opens a section with, and its rank; None for content."""
     title = heading_title(segment.element) if segment.is_heading else clean(segment.text)
@@ -132,9 +142,17 @@ def _opening(
         return Heading(title, segment, label), TOPIC_RANK, None
     if not segment.is_heading:
         return None  # a narrative heading in the text opens a sub-section, not a section
+    if asked and not heading_like(title):
+        return None  # an answer going on, set as a heading
     if label := narrative_label(title):
         return Heading(title, segment, label), TOPIC_RANK, None
     return Heading(title, segment), heading_level(segment.element), None
+
+
+def _without_marks(segment: Segment) -> Segment:
+    """A heading read as an answer's text, without its `#` marks."""
+    marks = len(segment.text) - len(segment.text.lstrip("#").lstrip())
+    return segment.cut(marks, len(segment.text)) or segment
 
 
 def _is_question(segment: Segment, part_kind: PartKind | None) -> bool:
