@@ -334,3 +334,123 @@ def test_encrypted_pdf_with_empty_user_password_parses(
 def test_other_formats_are_refused(parser: PyMuPDFParser, handbook_pdf: Path) -> None:
     with pytest.raises(DocumentError, match="PDF only"):
         parser.parse(handbook_pdf, "docx")
+
+
+# --- dot-leader tables ---------------------------------------------------------------------
+
+GRANTS = [
+    ("Stabilizer wiring change", "Up to $3,790"),
+    ("Accessible ramp installation, including the\nlanding and the handrails", "Up to $6,205."),
+    ("Bathroom grab bars", "Up to $1,150"),
+    ("Doorway widening", "Up to $2,480"),
+    ("Stair lift", "Up to $9,900"),
+]
+
+
+def _leader_pdf(path: Path) -> None:
+    """A price list set with dot leaders, one description wrapped over two lines."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((72, 72), "Home Modification Grants", fontsize=16)
+    page.insert_text((72, 102), "The program pays for the following work:", fontsize=11)
+    y = 126
+    dot = pymupdf.get_text_length(".", fontsize=11)
+    for name, amount in GRANTS:
+        *wrapped, last = name.split("\n")
+        for line in wrapped:
+            page.insert_text((72, y), line, fontsize=11)
+            y += 16
+        leaders = "." * int((400 - pymupdf.get_text_length(last + " ", fontsize=11)) / dot)
+        page.insert_text((72, y), f"{last} {leaders}", fontsize=11)
+        page.insert_text((480, y), amount, fontsize=11)
+        y += 16
+    page.insert_text((72, y + 10), "Payments are made after inspection.", fontsize=11)
+    doc.save(path)
+
+
+def test_leader_table_rows_whole_and_leaders_stripped(parser: PyMuPDFParser, tmp_path: Path):
+    path = tmp_path / "grants.pdf"
+    _leader_pdf(path)
+    doc = _to_ir(parser.parse(path))
+    (table,) = [e for e in doc.elements if e.type == "table"]
+    assert table.table.grid() == [[" ".join(name.split()), amount] for name, amount in GRANTS]
+    assert "...." not in doc.markdown
+
+
+def test_merged_leader_rows_split_at_leaders_and_lines() -> None:
+    from rag_assets.normalize.leaders import is_leader_table, split_leader_rows
+
+    merged = [
+        [
+            "Stabilizer wiring change .......\nAccessible ramp ........",
+            "Up to $3,790\nUp to $6,205.",
+        ],
+        ["Bathroom grab bars . . . . . . Stair lift . . . . . .", "$1,150 $9,900"],
+        ["Doorway widening ·········", "Up to $2,480"],
+        ["Stair lift, straight ………… $9,900", ""],  # key and value in one cell
+        ["Kitchen", "see note"],  # no leader: left as it is
+        ["Notes", ""],  # a lone first cell before no key: a row of its own
+        ["Sink", "none"],
+    ]
+    assert is_leader_table(merged)
+    assert split_leader_rows(merged) == [
+        ["Stabilizer wiring change", "Up to $3,790"],
+        ["Accessible ramp", "Up to $6,205."],
+        ["Bathroom grab bars", "$1,150"],
+        ["Stair lift", "$9,900"],
+        ["Doorway widening", "Up to $2,480"],
+        ["Stair lift, straight $9,900", ""],
+        ["Kitchen", "see note"],
+        ["Notes", ""],
+        ["Sink", "none"],
+    ]
+    assert not is_leader_table([["Bits", "Field"], ["15:8", "Timeout..."], ["7", "DMA"]])
+
+
+def test_semantic_splits_a_leader_table_between_rows(parser: PyMuPDFParser, tmp_path: Path):
+    from rag_assets.templates.base import TemplateOptions
+    from rag_assets.templates.semantic import SemanticTemplate
+    from rag_assets.templates.tokens import ApproxTokenCounter
+
+    path = tmp_path / "grants.pdf"
+    _leader_pdf(path)
+    doc = _to_ir(parser.parse(path))
+    options = TemplateOptions(max_tokens=40, overlap_tokens=0)
+    rows = SemanticTemplate(options).chunk(doc, ApproxTokenCounter())
+    expected = {f"| {' '.join(name.split())} | {amount} |" for name, amount in GRANTS}
+    table_lines = [line for row in rows for line in row.text.splitlines() if line.startswith("| ")]
+    body = [line for line in table_lines if not line.startswith("| Stabilizer")]
+    assert len([r for r in rows if "| Up to $" in r.text]) > 1  # the table was split
+    assert set(body) == expected - {"| Stabilizer wiring change | Up to $3,790 |"}
+
+
+def test_a_row_over_the_limit_is_cut_between_cells_only() -> None:
+    from rag_assets.contracts.ir import DocumentElement
+    from rag_assets.normalize.markdown import assemble_markdown
+    from rag_assets.templates.base import TemplateOptions
+    from rag_assets.templates.semantic import SemanticTemplate
+    from rag_assets.templates.tokens import ApproxTokenCounter
+
+    cells = [f"c{n}a c{n}b c{n}c" for n in range(8)]
+    table = "| K | V |\n|---|---|\n| " + " | ".join(cells) + " |"
+    elements = [DocumentElement(type="table", text=table)]
+    markdown, placed = assemble_markdown(elements)
+    doc = StandardizedDocument(
+        doc_id="d",
+        source_path="d.md",
+        source_sha256="0" * 64,
+        parser="t",
+        parser_version="0",
+        markdown=markdown,
+        elements=placed,
+    )
+    rows = SemanticTemplate(TemplateOptions(max_tokens=20, overlap_tokens=0)).chunk(
+        doc, ApproxTokenCounter()
+    )
+    assert len(rows) > 1
+    for cell in cells:
+        first, *_, last = cell.split()
+        holding = [r.text for r in rows if first in r.text or last in r.text]
+        assert len(holding) == 1 and cell in holding[0]

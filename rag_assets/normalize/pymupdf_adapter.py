@@ -10,7 +10,9 @@ What it fixes on the way:
 - list items (one layout box each) become one list element per list, also across a
   page break;
 - tables get their cells from the layout's table grid; a table or paragraph made of
-  dot-leader lines ("Preface . . . . xi") is a table of contents.
+  dot-leader lines ("Preface . . . . xi") is a table of contents, any other leader table
+  ("Stair lift ........ Up to $9,900") is split back into one row per leader line, its
+  leaders stripped (normalize/leaders.py).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from rag_assets.contracts.ir import (
     TableCell,
     TableData,
 )
+from rag_assets.normalize.leaders import is_leader_table, split_leader_rows
 from rag_assets.normalize.markdown import assemble_markdown
 from rag_assets.parsers.base import ParsedDocument
 from rag_assets.tables.to_markdown import table_to_markdown
@@ -287,12 +290,15 @@ def _content(
 
 
 def _table_content(boxes: list[_Box], index: int) -> tuple[ElementType, str, TableData | None]:
-    table = _table_data(boxes[index], _table_caption(boxes, index))
-    if table is None:
+    grid = [[text or "" for text in row] for row in (boxes[index].table or {}).get("extract") or []]
+    if not grid:
         return "table", "", None  # a table box without a grid: pymupdf4llm emits nothing either
-    rows = [" ".join(row) for row in table.grid()]
+    rows = [_collapse(" ".join(row)) for row in grid]
     if _is_toc(rows):
         return "toc", _toc_text(rows), None
+    if is_leader_table(grid):
+        grid = split_leader_rows(grid)
+    table = _table_data(grid, _table_caption(boxes, index))
     return "table", table_to_markdown(table), table
 
 
@@ -347,15 +353,12 @@ def _table_caption(boxes: list[_Box], index: int) -> str | None:
     return None
 
 
-def _table_data(box: _Box, caption: str | None) -> TableData | None:
+def _table_data(rows: list[list[str]], caption: str | None) -> TableData:
     """Cells from the layout's table grid (``extract``: rows of cell text)."""
-    rows = (box.table or {}).get("extract")
-    if not rows:
-        return None
     # The grid carries no header flag; pymupdf4llm's own markdown takes row 0 as the header.
     header_rows = 1 if len(rows) > 1 else 0
     cells = [
-        TableCell(row=r, col=c, text=_collapse(text or ""), is_header=r < header_rows)
+        TableCell(row=r, col=c, text=_collapse(text), is_header=r < header_rows)
         for r, row in enumerate(rows)
         for c, text in enumerate(row)
     ]

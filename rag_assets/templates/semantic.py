@@ -40,6 +40,8 @@ from rag_assets.templates.base import (
 )
 from rag_assets.templates.tokens import TokenCounter, pack_runs, token_windows
 
+_CELL_END = re.compile(r"(?<!\\)\|[ \t]*")  # a table row's cell ends at its unescaped pipe
+
 BLOCK_SEPARATOR = "\n\n"
 # "7.4.1 Timing" or "3. Scope": the number must be followed by the title.
 _SECTION_NUMBER = re.compile(r"^(\d+(?:\.\d+)*)\.?\s")
@@ -235,7 +237,7 @@ class SemanticTemplate(ChunkTemplate):
             if cost <= budget:
                 pieces.append(_Piece(index, element, start, end, cost, prefix, suffix))
                 continue
-            for window_start, window_end in token_windows(text[start:end], counter, budget):
+            for window_start, window_end in _windows(element, text[start:end], counter, budget):
                 cut = (start + window_start, start + window_end)
                 cost = counter.count(text[slice(*cut)])
                 pieces.append(_Piece(index, element, *cut, cost, prefix, suffix))
@@ -319,6 +321,33 @@ def _seams(element: DocumentElement) -> tuple[int, list[tuple[int, int]], int]:
     if element.type == "list":
         return 0, _items(text), len(text)
     return 0, _sentences(text), len(text)
+
+
+def _windows(
+    element: DocumentElement, seam: str, counter: TokenCounter, budget: int
+) -> list[tuple[int, int]]:
+    """Spans of a seam over the budget. A table row is cut only between its cells (a cell
+    over the budget alone, by tokens), so that no part holds a fragment of a value."""
+    if element.type not in ("table", "toc"):
+        return token_windows(seam, counter, budget)
+    bounds = [0, *(m.end() for m in _CELL_END.finditer(seam))]
+    bounds = bounds if bounds[-1] == len(seam) else [*bounds, len(seam)]
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for cell_start, cell_end in zip(bounds, bounds[1:], strict=False):
+        if counter.count(seam[start:cell_end]) <= budget:
+            continue
+        if start < cell_start:
+            spans.append((start, cell_start))
+        if counter.count(seam[cell_start:cell_end]) > budget:
+            windows = token_windows(seam[cell_start:cell_end], counter, budget)
+            spans += [(cell_start + a, cell_start + b) for a, b in windows]
+            start = cell_end
+        else:
+            start = cell_start
+    if start < len(seam):
+        spans.append((start, len(seam)))
+    return spans
 
 
 def _lines(text: str) -> list[tuple[int, int]]:
