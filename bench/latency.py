@@ -213,6 +213,7 @@ def run(args: argparse.Namespace, root: Path) -> list[dict]:
             for mode in MODES:
                 ex50, ex95 = timed(lambda q, r=excluded[mode]: r.search(q, top_k=10), queries)
                 in50, in95 = timed(lambda q, r=included[mode]: r.search(q, top_k=10), queries)
+                print(f"  {size} {mode}: {ex95:.1f} / {in95:.1f} ms p95", file=sys.stderr)
                 rows.append(
                     {
                         "chunks": size,
