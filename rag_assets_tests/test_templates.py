@@ -393,17 +393,22 @@ def test_semantic_with_minilm_stays_under_the_limit(minilm: TokenizerCounter) ->
     )
     doc = make_doc(
         [
+            ("heading", "# 4 Register map", 1, 1),
             ("heading", "## 4.2 Registers", 2, 1),
             ("paragraph", paragraph, None, 1),
             ("table", table, None, 2),
             ("paragraph", "每個暫存器都有一個偏移量。" * 40, None, 3),
         ]
-    )
+    ).model_copy(update={"title": "SD Host Controller Simplified Specification"})
     rows = SemanticTemplate(TemplateOptions(max_tokens=128, overlap_tokens=16)).chunk(doc, minilm)
 
     assert len(rows) > 6
     assert all(r.token_count <= 128 for r in rows)
     assert all(r.token_count == minilm.count(r.text) for r in rows)
+    # What is embedded, breadcrumb included, keeps the limit too.
+    crumbs = "SD Host Controller Simplified Specification › 4 Register map\n\n"
+    assert all(r.context_text == crumbs + r.text for r in rows)
+    assert all(minilm.count(r.context_text) <= 128 for r in rows)
     assert all(r.text.startswith("## 4.2 Registers\n\n") for r in rows)
     table_rows = [r for r in rows if r.chunk_type == "table"]
     assert table_rows and all("| Offset | Name |\n|---|---|\n" in r.text for r in table_rows)

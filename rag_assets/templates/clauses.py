@@ -40,9 +40,14 @@ from typing import Literal
 
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
-from rag_assets.templates.base import HEADING_TYPES, ElementSpan, body_elements, header_path_for
+from rag_assets.templates.base import (
+    HEADING_TYPES,
+    ElementSpan,
+    body_elements,
+    header_path_for,
+)
 from rag_assets.templates.numbering import Marker, MarkerKind, find_markers, marker_at
-from rag_assets.templates.semantic import SemanticTemplate, _render
+from rag_assets.templates.semantic import SemanticTemplate, _Piece, _render
 from rag_assets.templates.tokens import TokenCounter
 
 Role = Literal["chapter", "section", "clause"]
@@ -118,20 +123,29 @@ class ClausesTemplate(SemanticTemplate):
         self, doc: StandardizedDocument, unit: _Unit, counter: TokenCounter, first_index: int
     ) -> list[ChunkRow]:
         line = unit.line
+        lead = self._lead(doc.title, unit.headings, line, counter)
         pieces = [
             piece
             for index, element in unit.slices
-            for piece in self._pieces(index, element, line, counter)
+            for piece in self._pieces(index, element, lead, counter)
         ]
         is_clause = unit.heading is not None and unit.heading.role == "clause"
-        runs = self._pack(pieces, line, counter)
-        lead: list[ElementSpan] = []
-        if len(runs) > 1 and " ".join(_render("", runs[0]).split()) == line:
-            # The heading as written, alone (the element after it is too large to join it):
-            # the next chunk repeats the heading line anyway, and takes over its place.
-            lead = [ElementSpan(p.element, p.start, p.end) for p in runs.pop(0)]
+        # A run of headings alone (the heading as written, or headings of the IR, where what
+        # follows is too large to join them) is no chunk: the next run, which repeats the
+        # heading line, covers their place (the last run, at the unit's end).
+        kept: list[tuple[list[_Piece], list[ElementSpan]]] = []
+        carried: list[ElementSpan] = []
+        for run in self._pack(pieces, lead, counter):
+            spans = [ElementSpan(p.element, p.start, p.end) for p in run]
+            if _headings_only(run, line):
+                carried.extend(spans)
+            else:
+                kept.append((run, [*carried, *spans]))
+                carried = []
+        if carried and kept:
+            kept[-1] = (kept[-1][0], [*kept[-1][1], *carried])
         rows: list[ChunkRow] = []
-        for run in runs:
+        for run, spans in kept:
             # The unit's first chunk starts with the heading as written; later ones repeat it.
             text = _render("" if run[0] is pieces[0] else line, run)
             rows.append(
@@ -140,7 +154,7 @@ class ClausesTemplate(SemanticTemplate):
                     first_index + len(rows),
                     text,
                     counter,
-                    [*lead, *(ElementSpan(p.element, p.start, p.end) for p in run)],
+                    spans,
                     header_path=header_path_for(unit.headings[:-1]) if unit.heading else "/",
                     headings=unit.headings,
                     chunk_type="clause" if is_clause else "text",
@@ -148,8 +162,13 @@ class ClausesTemplate(SemanticTemplate):
                     metadata=dict(unit.metadata),
                 )
             )
-            lead = []
         return rows
+
+
+def _headings_only(run: list[_Piece], line: str) -> bool:
+    if all(piece.element.type in HEADING_TYPES for piece in run):
+        return True
+    return bool(line) and " ".join(_render("", run).split()) == line
 
 
 # --- finding the headings ------------------------------------------------------------------

@@ -85,7 +85,7 @@ class QAPairsTemplate(SemanticTemplate):
 
     name = "qa_pairs"
     # The prompt's version is part of the template's: a new prompt reads documents anew.
-    version = f"4+prompt{PROMPT_VERSION}"
+    version = f"5+prompt{PROMPT_VERSION}"
     headings_from_text = True
     uses_llm = True
     options_class = QAPairsOptions
@@ -150,7 +150,8 @@ class QAPairsTemplate(SemanticTemplate):
         pages = _page_range(doc, [*pair.question, *pair.answer])
         rows = []
         # A question without an answer (or with only dropped notes) is still a chunk.
-        for run in self._packed(line, self._visible(pair.answer), counter) or [[]]:
+        lead = self._lead(doc.title, pair.headings, line, counter)
+        for run in self._packed(lead, self._visible(pair.answer), counter) or [[]]:
             text = _render(line, run)
             metadata = {
                 **_unit_metadata("qa", pair.headings, text, pages),
@@ -193,7 +194,8 @@ class QAPairsTemplate(SemanticTemplate):
             label, section_type = (heading.label if heading else None), "narrative"
         pages = _page_range(doc, [*lead, *unit.segments])
         rows = []
-        for run in self._packed(line, self._visible(unit.segments), counter):
+        counted = self._lead(doc.title, unit.headings, line, counter)
+        for run in self._packed(counted, self._visible(unit.segments), counter):
             spans = _spans(run)
             if not rows:  # only the first chunk covers the heading's own place
                 spans = [ElementSpan(block, 0, len(block.text)) for block in blocks(lead)] + spans
@@ -226,16 +228,17 @@ class QAPairsTemplate(SemanticTemplate):
         return segments
 
     def _packed(
-        self, line: str, segments: list[Segment], counter: TokenCounter
+        self, lead: str, segments: list[Segment], counter: TokenCounter
     ) -> list[list[_Piece]]:
-        """Runs of pieces within the limit beneath `line`; none for no content (a heading or
-        topic line alone gives no chunk)."""
+        """Runs of pieces within the limit after `lead` (what context_text puts before them:
+        breadcrumb and heading or question); none for no content (a heading or topic line
+        alone gives no chunk)."""
         pieces = [
             piece
             for index, block in enumerate(blocks(segments))
-            for piece in self._pieces(index, block, line, counter)
+            for piece in self._pieces(index, block, lead, counter)
         ]
-        return self._pack(pieces, line, counter) if pieces else []
+        return self._pack(pieces, lead, counter) if pieces else []
 
 
 def _structured(units: list[Unit]) -> bool:

@@ -34,6 +34,7 @@ from rag_assets.templates.base import (
     ElementSpan,
     HeadingStack,
     body_elements,
+    contextualize,
     heading_level,
     heading_line,
     heading_title,
@@ -80,7 +81,8 @@ class _Draft:
     """A chunk before it is numbered: one section's chunk, or short sections merged."""
 
     text: str
-    tokens: int
+    tokens: int  # of `text`
+    lead: str  # what its context_text puts before `text`: the breadcrumb
     spans: list[ElementSpan]
     sections: list[_Section]  # the first names the chunk: headings, header_path, number
     indexes: frozenset[int]  # positions of the elements it holds
@@ -93,6 +95,7 @@ class _Draft:
         return _Draft(
             text,
             counter.count(text),
+            self.lead,
             [*self.spans, *other.spans],
             [*self.sections, *other.sections],
             self.indexes | other.indexes,
@@ -118,22 +121,27 @@ class SemanticTemplate(ChunkTemplate):
     version = "2"
 
     def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]:
-        drafts = [draft for section in _sections(doc) for draft in self._drafts(section, counter)]
+        drafts = [
+            draft for section in _sections(doc) for draft in self._drafts(doc, section, counter)
+        ]
         return [
             self._row(doc, index, draft, counter)
             for index, draft in enumerate(self._merge_short(drafts, counter))
         ]
 
-    def _drafts(self, section: _Section, counter: TokenCounter) -> list[_Draft]:
+    def _drafts(
+        self, doc: StandardizedDocument, section: _Section, counter: TokenCounter
+    ) -> list[_Draft]:
         line = heading_line(section.heading) if section.heading else ""
+        lead = self._lead(doc.title, section.headings, line, counter)
         pieces = [
             piece
             for index, element in section.content
-            for piece in self._pieces(index, element, line, counter)
+            for piece in self._pieces(index, element, lead, counter)
         ]
         if not pieces:
             return []  # a heading alone: its title lives on in the headings below it
-        packed = self._pack(pieces, line, counter)
+        packed = self._pack(pieces, lead, counter)
         drafts = []
         for chunk_pieces in packed:
             spans = [ElementSpan(p.element, p.start, p.end) for p in chunk_pieces]
@@ -145,6 +153,7 @@ class SemanticTemplate(ChunkTemplate):
                 _Draft(
                     text,
                     counter.count(text),
+                    lead.removesuffix(line),
                     spans,
                     [section],
                     frozenset(p.index for p in chunk_pieces),
@@ -171,7 +180,7 @@ class SemanticTemplate(ChunkTemplate):
                 and _nests(draft.sections[-1], drafts[position].sections[0])
             ):
                 joined = draft.join(drafts[position], counter)
-                if joined.tokens > limit:
+                if counter.count(joined.lead + joined.text) > limit:
                     break
                 draft = joined
                 position += 1
@@ -182,7 +191,7 @@ class SemanticTemplate(ChunkTemplate):
                 and _nests(merged[-1].sections[-1], draft.sections[0])
             ):
                 joined = merged[-1].join(draft, counter)
-                if joined.tokens <= limit:
+                if counter.count(joined.lead + joined.text) <= limit:
                     merged[-1] = joined
                     continue
             merged.append(draft)
@@ -212,24 +221,37 @@ class SemanticTemplate(ChunkTemplate):
             metadata=metadata,
         )
 
+    def _lead(
+        self, title: str | None, headings: list[str], line: str, counter: TokenCounter
+    ) -> str:
+        """What chunks under `line` are sized after: breadcrumb and heading line, as their
+        context_text puts them before the content, so that what is embedded keeps the limit;
+        the heading line alone when the two take more than half the limit."""
+        lead = contextualize(title, headings, line)
+        return lead if counter.count(lead) <= self.options.max_tokens // 2 else line
+
     def _pieces(
-        self, index: int, element: DocumentElement, line: str, counter: TokenCounter
+        self, index: int, element: DocumentElement, lead: str, counter: TokenCounter
     ) -> list[_Piece]:
-        """The element whole if it fits a chunk alone, else its seams, cut further if needed."""
+        """The element whole if it fits a chunk alone, else its seams, cut further if needed.
+
+        `lead` is what each chunk's context_text puts before the content (breadcrumb and
+        heading line, `contextualize`): the limit holds for what is embedded.
+        """
         text, limit = element.text, self.options.max_tokens
-        base = counter.count(line)
-        alone = counter.count(_render(line, [_Piece(index, element, 0, len(text), 0)]))
+        base = counter.count(lead)
+        alone = counter.count(_render(lead, [_Piece(index, element, 0, len(text), 0)]))
         if alone <= limit:
             return [_Piece(index, element, 0, len(text), alone - base)]
         prefix_end, seams, suffix_start = _seams(element)
         prefix, suffix = text[:prefix_end], text[suffix_start:]
         # What a chunk of this element costs besides its content.
-        overhead = counter.count(_render(line, [_Piece(index, element, 0, 0, 0, prefix, suffix)]))
+        overhead = counter.count(_render(lead, [_Piece(index, element, 0, 0, 0, prefix, suffix)]))
         if (prefix or suffix) and overhead > limit // 2:
             # Header rows (or fences) repeated in every part would leave too little room for
             # the rows themselves, or none: the parts go without them.
             prefix = suffix = ""
-            overhead = counter.count(_render(line, [_Piece(index, element, 0, 0, 0)]))
+            overhead = counter.count(_render(lead, [_Piece(index, element, 0, 0, 0)]))
         budget = max(1, limit - overhead)
         pieces: list[_Piece] = []
         for start, end in seams:
@@ -243,12 +265,12 @@ class SemanticTemplate(ChunkTemplate):
                 pieces.append(_Piece(index, element, *cut, cost, prefix, suffix))
         return pieces
 
-    def _pack(self, pieces: list[_Piece], line: str, counter: TokenCounter) -> list[list[_Piece]]:
-        """Consecutive pieces within the limit; a chunk continuing a section opens with the
-        previous chunk's tail."""
+    def _pack(self, pieces: list[_Piece], lead: str, counter: TokenCounter) -> list[list[_Piece]]:
+        """Consecutive pieces within the limit, counted after `lead` (as in `_pieces`); a chunk
+        continuing a section opens with the previous chunk's tail."""
 
         def fits(first: int, last: int) -> bool:
-            text = _render(line, pieces[first : last + 1])
+            text = _render(lead, pieces[first : last + 1])
             return counter.count(text) <= self.options.max_tokens
 
         runs = pack_runs(
@@ -256,7 +278,7 @@ class SemanticTemplate(ChunkTemplate):
             self.options.max_tokens,
             self.options.overlap_tokens,
             fits,
-            base=counter.count(line),
+            base=counter.count(lead),
         )
         return [pieces[first : last + 1] for first, last in runs]
 

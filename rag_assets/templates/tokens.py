@@ -20,10 +20,7 @@ _CJK = (
 )
 # A unit is one CJK character or one run of other non-space characters.
 _UNIT = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
-# Where windows may break: CJK closing punctuation stays with the character before it, so
-# no window is a lone "。".
-_CJK_CLOSING = "、。，．：；！？）」』》】〕〉”’…"
-_WINDOW_UNIT = re.compile(rf"[{_CJK}][{_CJK_CLOSING}]*|[^\s{_CJK}]+")
+_WORD = re.compile(r"\w")
 
 
 class TokenCounter(Protocol):
@@ -153,8 +150,9 @@ def token_windows(
 ) -> list[tuple[int, int]]:
     """Character spans of consecutive windows of at most `max_tokens` tokens.
 
-    Windows break between words (and between CJK characters, not before closing
-    punctuation); a single word longer
+    Windows break between words (and between CJK characters), never before a unit without
+    letters or digits (`。`, a table's closing `|`), so no window is punctuation alone; a
+    single word longer
     than `max_tokens` is cut between characters. Each window after the first starts
     with trailing words of the previous one worth at most `overlap_tokens` tokens.
     Whitespace between windows belongs to neither.
@@ -171,15 +169,19 @@ def token_windows(
 
 
 def _units(text: str, counter: TokenCounter, max_tokens: int) -> list[tuple[int, int, int]]:
-    """(start, end, tokens) of each unit; units over the limit are cut into character runs."""
+    """(start, end, tokens) of each unit; units over the limit are cut into character runs,
+    and a unit without letters or digits is part of the one before it."""
     cache: dict[str, int] = {}
     units: list[tuple[int, int, int]] = []
-    for match in _WINDOW_UNIT.finditer(text):
+    for match in _UNIT.finditer(text):
         word = match.group()
         cost = cache.get(word)
         if cost is None:
             cost = cache[word] = counter.count(word)
-        if cost <= max_tokens:
+        if units and not _WORD.search(word) and units[-1][2] + cost <= max_tokens:
+            # Punctuation alone would make a window of nothing: it joins the unit before.
+            units[-1] = (units[-1][0], match.end(), units[-1][2] + cost)
+        elif cost <= max_tokens:
             units.append((match.start(), match.end(), cost))
         else:
             units.extend(_cut_word(word, match.start(), counter, max_tokens))
