@@ -431,6 +431,17 @@ class CharCounter:
         return len("".join(text.split()))
 
 
+def test_token_windows_never_leave_punctuation_alone() -> None:
+    text = "管理机构应当登记。"
+    # Nine units of one token; "。" joins "记", so the last window is "记。", not "。".
+    assert [text[s:e] for s, e in token_windows(text, APPROX, 4)] == ["管理机构", "应当登", "记。"]
+    row = "| 0x04 | Host Control |"
+    assert [row[s:e] for s, e in token_windows(row, APPROX, 3)] == [
+        "| 0x04 |",
+        "Host Control |",
+    ]
+
+
 def test_token_windows_cut_a_word_longer_than_the_limit() -> None:
     text = "xy abcdefghij z"
     assert token_windows(text, CharCounter(), 4) == [(0, 2), (3, 7), (7, 11), (11, 15)]

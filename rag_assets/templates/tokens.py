@@ -152,9 +152,9 @@ def token_windows(
 
     Windows break between words (and between CJK characters), never before a unit without
     letters or digits (`。`, a table's closing `|`), so no window is punctuation alone; a
-    single word longer
-    than `max_tokens` is cut between characters. Each window after the first starts
-    with trailing words of the previous one worth at most `overlap_tokens` tokens.
+    single word longer than `max_tokens` is cut between characters. Each window after the
+    first starts with trailing words of the previous one worth at most `overlap_tokens`
+    tokens.
     Whitespace between windows belongs to neither.
     """
     if max_tokens < 1:
