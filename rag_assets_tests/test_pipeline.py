@@ -203,7 +203,7 @@ def test_auto_gives_the_spec_its_rows_glossary_and_structure(tmp_path):
     instance = DagsterInstance.ephemeral()
     (outcome,) = ingest(settings, [CORPUS / "host-controller-spec.pdf"], instance=instance)
     assert outcome.success and outcome.checks_passed == 7, outcome.summary()
-    assert outcome.template == "spec v1"
+    assert outcome.template == "spec v2"
     chunks = read_chunks(settings, "host-controller-spec.pdf")
     rows = [c for c in chunks if c.chunk_type == "table_row"]
     assert any("15:8" in c.text and "Timeout Counter Value" in c.text for c in rows)
