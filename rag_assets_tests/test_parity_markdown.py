@@ -239,3 +239,34 @@ DIFFERENCES = {
 def test_where_we_differ_on_purpose(parser, tmp_path, name):
     markdown, expected = DIFFERENCES[name]
     assert stacks(ir(parse(parser, tmp_path, markdown))) == expected
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("file_format", ["md", "html", "docx"])
+def test_stated_levels_agree_with_docling_core_in_every_markup(parser, tmp_path, file_format):
+    """Numbers inside titles ("Header 2", "Chapter 1", "1.1") never move a stated level."""
+    from docling_core.transforms.chunker.hierarchical_chunker import HierarchicalChunker
+    from docling_core.types.doc import DoclingDocument
+
+    headings = [(1, "Header 1"), (2, "Chapter 2 Scope"), (3, "Header 3"), (1, "Part A"),
+                (2, "1.1 Foo")]  # fmt: skip
+    path = tmp_path / f"levels.{file_format}"
+    if file_format == "md":
+        path.write_text("".join(f"{'#' * n} {t}\n\nBody of {t}.\n\n" for n, t in headings))
+    elif file_format == "html":
+        body = "".join(f"<h{n}>{t}</h{n}><p>Body of {t}.</p>" for n, t in headings)
+        path.write_text(f"<html><body>{body}</body></html>")
+    else:
+        import docx
+
+        document = docx.Document()
+        for n, t in headings:
+            document.add_heading(t, level=n)
+            document.add_paragraph(f"Body of {t}.")
+        document.save(path)
+    parsed = parser.parse(path, file_format)
+    native = DoclingDocument.model_validate(parsed.native)
+    theirs = [tuple(c.meta.headings or ()) for c in HierarchicalChunker().chunk(native)]
+    ours = stacks(ir(parsed))
+    assert [stack for stack, _ in ours] == theirs
+    assert ours[2] == (("Header 1", "Chapter 2 Scope", "Header 3"), "Body of Header 3.")
