@@ -2,8 +2,9 @@
 
 It cuts by size alone: every chunk has header_path "/" and no headings. Windows break
 between words, so a window can start or end inside any element. Its breadcrumb
-(`context_text`) is the title and the headings open where the window starts; a window
-holding nothing but whole headings (a document of a title alone) gives no chunk.
+(`context_text`) is the title and the headings open where the window starts, on top of
+the window's `max_tokens` (it is known only once the window is cut); a window holding
+nothing but whole headings (a document of a title alone) gives no chunk.
 """
 
 from __future__ import annotations
