@@ -70,8 +70,6 @@ def rows(count: int, rng: random.Random) -> list[IndexRow]:
                 chunk_id=f"{i:08d}",
                 doc_id=f"doc{i // 100}",
                 text=text,
-                context_text=text,
-                language="en",
                 dense=vectors[i],
                 chunk_index=i % 100,
             )

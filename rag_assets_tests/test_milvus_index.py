@@ -350,5 +350,22 @@ def test_an_unknown_analyzer_is_refused(db_uri: str) -> None:
         MilvusIndex(db_uri, text_analyzer="icu")
 
 
+def test_a_row_matches_its_context_or_else_its_text() -> None:
+    bare = IndexRow(chunk_id="a", doc_id="d", text="机器学习是人工智能的分支", dense=[1.0])
+    assert (bare.context_text, bare.language) == (bare.text, "zh")
+    chunk = ChunkRow(
+        chunk_id="b",
+        doc_id="d",
+        source_path="d.pdf",
+        source_sha256="0" * 64,
+        template="semantic",
+        chunk_index=0,
+        text="Bits 15:8 hold the timeout.",
+        context_text="主机控制器规范\n寄存器\nBits 15:8 hold the timeout.",
+    )
+    row = IndexRow.from_chunk(chunk, [1.0])
+    assert (row.text, row.context_text, row.language) == (chunk.text, chunk.context_text, "zh")
+
+
 def test_filters_escape_quotes() -> None:
     assert quote('a"b\\c') == '"a\\"b\\\\c"'

@@ -40,7 +40,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.errors import ConfigurationError
@@ -96,8 +96,9 @@ class IndexRow(BaseModel):
     chunk_id: str
     doc_id: str
     text: str
-    context_text: str  # what the dense vector and BM25 see: title + breadcrumb + text
-    language: str  # detected from context_text
+    # What the dense vector and BM25 see: title + breadcrumb + text; empty means `text`.
+    context_text: str = ""
+    language: str = ""  # empty: detected from context_text
     dense: list[float]
     sparse_learned: dict[int, float] | None = None
     metadata: dict = Field(default_factory=dict)
@@ -124,6 +125,14 @@ class IndexRow(BaseModel):
             )
         return value
 
+    @model_validator(mode="after")
+    def _fill_context(self) -> IndexRow:
+        if not self.context_text:
+            self.context_text = self.text
+        if not self.language:
+            self.language = detect_language(self.context_text)
+        return self
+
     @classmethod
     def from_chunk(
         cls, chunk: ChunkRow, dense: Any, sparse: dict[int, float] | None = None
@@ -132,13 +141,11 @@ class IndexRow(BaseModel):
         provenance = chunk.model_dump(
             include={"source_sha256", "headings", "logical_unit", "start_char", "end_char"}
         )
-        context_text = chunk.context_text or chunk.text
         return cls(
             chunk_id=chunk.chunk_id,
             doc_id=chunk.doc_id,
             text=chunk.text,
-            context_text=context_text,
-            language=detect_language(context_text),
+            context_text=chunk.context_text,
             dense=dense,
             sparse_learned=sparse,
             metadata={**chunk.metadata, **provenance},
