@@ -12,9 +12,12 @@ document's title alone) gives no chunk: its title is in the `headings`, `header_
 breadcrumb of every chunk below it. Short sections are merged (see `SemanticTemplate`).
 
 Token limit: `token_count <= max_tokens` holds for every chunk except where the heading
-line alone leaves no room for content. A split table's header rows (a code block's fences)
-are repeated in every part only while, with the heading line, they take at most half the
-limit; larger ones are left out of the parts. Chunks of several pieces are checked with an
+line alone leaves no room for content. Chunks are sized with the breadcrumb that their
+`context_text` puts before them, so what is embedded keeps the limit too, unless breadcrumb
+and heading line take more than half of it (then they are sized without the breadcrumb).
+A split table's header rows (a code block's fences) are repeated in every part only
+while, with the heading line, they take at most half the limit; larger ones are left out
+of the parts. Chunks of several pieces are checked with an
 exact count; a single seam is sized by adding counts, which is exact for tokenizers that
 split on whitespace first (WordPiece, SentencePiece) and within a token or two for
 byte-level BPE.
