@@ -39,6 +39,7 @@ from rag_assets.retrieval.evaluation import (
 from rag_assets.settings import Settings
 
 DEFAULT_TEMPLATES = ("fixed", "semantic", "auto")
+EVALUATION_VERSION = "1"  # relevance and metric definitions
 FLOORS_CHECK = "metrics_above_floors"
 
 
@@ -66,6 +67,7 @@ class RetrievalEvaluationConfig(Config):
 
 @asset(
     group_name="evaluation",
+    code_version=EVALUATION_VERSION,
     deps=[normalized_documents, table_markdown],
     io_manager_key="json_io_manager",
     kinds={"milvus"},
