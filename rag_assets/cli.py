@@ -103,6 +103,24 @@ def cmd_chunks(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_status(args: argparse.Namespace) -> int:
+    from rag_assets.defs.status import documents_status
+    from rag_assets.instance import open_instance
+    from rag_assets.sources.inbox import scan_inbox
+
+    settings = _settings(args)
+    paths = {f.partition_key: f.relative_path for f in scan_inbox(settings.inbox_dir)}
+    found = documents_status(open_instance(settings), paths)
+    if args.json:
+        print(json.dumps([s.as_dict() for s in found], ensure_ascii=False, indent=2))
+        return 0
+    for status in found:
+        print(status.line())
+    failed = sum(1 for s in found if s.outcome == "FAILED")
+    print(f"{len(found)} documents, {failed} failed")
+    return 0
+
+
 def _describe(element) -> str:
     level = f" h{element.level}" if element.level else ""
     pages = f"p.{element.page_start}" + (
@@ -244,6 +262,10 @@ def build_parser() -> argparse.ArgumentParser:
     chunks.add_argument("--json", action="store_true")
     chunks.add_argument("document", nargs="?", help="a path in the inbox, a file name, or a doc id")
     chunks.set_defaults(func=cmd_chunks)
+
+    status = add("status", "every document: its last run's outcome, chunks and failing checks")
+    status.add_argument("--json", action="store_true", help="print the documents as JSON")
+    status.set_defaults(func=cmd_status)
 
     parse = add("parse", "print what a parser made of a file (the IR), without Dagster")
     parse.add_argument(

@@ -365,6 +365,10 @@ def test_bad_inputs_fail_alone_and_good_documents_land(tmp_path, capsys):
     settings = Settings(data_dir=tmp_path / "data")
     outcomes = ingest(settings, [corpus], instance=DagsterInstance.ephemeral())
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    with capsys.disabled():
+        print()
+        for outcome in outcomes:
+            print("   ", outcome.summary()[:240])
     by_name = {o.source_path.removeprefix("corpus/"): o for o in outcomes}
     assert set(by_name) == {c.name for c in cases}, set(by_name) ^ {c.name for c in cases}
 
@@ -414,9 +418,6 @@ def test_bad_inputs_fail_alone_and_good_documents_land(tmp_path, capsys):
     assert all(f"Line {n} of" in text for n in (1, 100, 200)), "one-line pages lost their text"
 
     with capsys.disabled():
-        print()
-        for outcome in outcomes:
-            print("   ", outcome.summary()[:220])
         print(
             f"tried {len(outcomes)} / failed cleanly {tally['failed cleanly']} / skipped "
             f"{tally['skipped']} / degraded {tally['degraded']} / landed {tally['landed']} / "
@@ -426,3 +427,28 @@ def test_bad_inputs_fail_alone_and_good_documents_land(tmp_path, capsys):
     assert problems == []
     assert tally["good lost"] == tally["unreachable"] == tally["failed unclearly"] == 0
     shutil.rmtree(tmp_path / "data", ignore_errors=True)
+
+
+@pytest.mark.slow
+def test_status_lists_each_document_with_outcome_chunks_and_reason(tmp_path, capsys):
+    import json
+
+    from rag_assets.cli import main
+
+    data, source = tmp_path / "data", tmp_path / "in"
+    source.mkdir()
+    (source / "guide.md").write_bytes(_md("Guide", "The quillfeather valve opens at 40 kPa."))
+    (source / "empty.pdf").write_bytes(b"")
+    assert main(["ingest", "--data-dir", str(data), str(source)]) == 1
+    capsys.readouterr()
+    assert main(["status", "--data-dir", str(data)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert re.fullmatch(r"FAILED\s+in/empty\.pdf  chunks=-  reason: .*empty \(0 bytes\)", lines[0])
+    assert re.fullmatch(r"ok\s+in/guide\.md  chunks=[1-9]\d*", lines[1])
+    assert lines[2] == "2 documents, 1 failed"
+    assert main(["status", "--json", "--data-dir", str(data)]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["source_path"], r["outcome"], r["failing_checks"]) for r in rows] == [
+        ("in/empty.pdf", "FAILED", []),
+        ("in/guide.md", "ok", []),
+    ]

@@ -14,6 +14,7 @@ from rag_assets.defs.build import build_defs
 from rag_assets.defs.incremental import PartitionPlan, plan_runs, report_changes
 from rag_assets.defs.jobs import INGEST_JOB
 from rag_assets.defs.partitions import documents_partitions
+from rag_assets.defs.status import failure_reason
 from rag_assets.instance import open_instance
 from rag_assets.settings import Settings
 from rag_assets.sources.inbox import (
@@ -156,11 +157,7 @@ def _outcome(doc_id: str, source_path: str, result) -> DocumentOutcome:
             else:
                 outcome.failed_checks.append(evaluation.check_name)
         elif event.event_type == DagsterEventType.STEP_FAILURE and not outcome.error:
-            error = event.event_specific_data.error
-            user_error = error.cause if error and error.cause else error
-            outcome.error = (
-                (user_error.message if user_error else "step failed").strip().splitlines()[0]
-            )
+            outcome.error = failure_reason(event.event_specific_data.error)
     if outcome.failed_checks and not outcome.error:
         outcome.success = False
         outcome.error = "checks failed"

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rag_assets.errors import ConfigurationError
+from rag_assets.errors import ConfigurationError, DocumentError
 from rag_assets.parsers.base import ParsedDocument
 
 PARSERS = ("auto", "docling", "pymupdf", "unstructured", "plaintext")
@@ -79,4 +80,12 @@ class ParserRouter:
 
     def parse(self, path: Path, file_format: str) -> tuple[ParsedDocument, ParserChoice]:
         choice = self.choose(file_format)
-        return self.parser_for(choice.parser).parse(path, file_format), choice
+        try:
+            return self.parser_for(choice.parser).parse(path, file_format), choice
+        except RecursionError:
+            # e.g. HTML with thousands of nested <div>s: the parser walks the tree recursively.
+            raise DocumentError(
+                f"{path.name}: elements are nested too deeply for the {choice.parser} parser "
+                f"(deeper than Python's recursion limit of {sys.getrecursionlimit()}); "
+                f"flatten the document"
+            ) from None
