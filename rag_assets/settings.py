@@ -46,6 +46,8 @@ class Settings(BaseModel):
     inbox_follow_symlinks: bool = False
     # When the refresh schedule rescans the inbox and settings and runs what is stale (UTC cron).
     refresh_cron: str = "0 2 * * *"
+    # The coverage check warns below this share of the IR's characters inside some chunk.
+    chunk_coverage_floor: float = Field(default=0.9, ge=0, le=1)
     # Rerank is off unless a model folder (or cached hub name) or a /rerank endpoint is set.
     # The endpoint's key is read from RAG_ASSETS_RERANK_API_KEY when the client is made, never held here.
     rerank_model: str | None = None  # with rerank_url: the model name sent to the endpoint
@@ -74,6 +76,7 @@ class Settings(BaseModel):
             "fusion": FusionSettings.from_env(),
             "inbox_follow_symlinks": _env("RAG_ASSETS_INBOX_FOLLOW_SYMLINKS"),
             "refresh_cron": _env("RAG_ASSETS_REFRESH_CRON"),
+            "chunk_coverage_floor": _env("RAG_ASSETS_CHUNK_COVERAGE_FLOOR"),
             "rerank_model": _env("RAG_ASSETS_RERANK_MODEL"),
             "rerank_url": _env("RAG_ASSETS_RERANK_URL"),
             "rerank_top_n": _env("RAG_ASSETS_RERANK_TOP_N"),

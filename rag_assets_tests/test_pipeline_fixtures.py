@@ -3,12 +3,16 @@
 import pytest
 from dagster import DagsterInstance
 
+from rag_assets.defs.checks import CHUNK_CHECKS, COVERAGE_CHECKS, EMBEDDING_CHECKS, INDEX_CHECKS
 from rag_assets.defs.ingest import ingest
 from rag_assets.retrieval.search import search
 from rag_assets.settings import Settings
 from rag_assets.storage import read_chunks
 
 pytestmark = pytest.mark.slow
+
+# One result per check of the graph for each document.
+CHECKS = len({**CHUNK_CHECKS, **COVERAGE_CHECKS, **EMBEDDING_CHECKS, **INDEX_CHECKS})
 
 FIXTURES = [
     "pdf/redp5110_sampled.pdf",
@@ -33,7 +37,8 @@ def test_every_fixture_lands_with_all_checks_green(ingested):
     _, outcomes = ingested
     assert len(outcomes) == len(FIXTURES)
     for outcome in outcomes:
-        assert outcome.success and outcome.checks_passed == outcome.checks_total == 7, (
+        # Every blocking check passes; the coverage warning may flag a document, never fail it.
+        assert outcome.success and not outcome.failed_checks and outcome.checks_total == CHECKS, (
             outcome.summary()
         )
 
@@ -89,7 +94,8 @@ def test_auto_templates_pass_every_check_in_the_graph(shared_fixtures, tmp_path)
         settings, [shared_fixtures / f for f in AUTO_FIXTURES], instance=DagsterInstance.ephemeral()
     )
     for outcome, expected in zip(outcomes, AUTO_FIXTURES.values(), strict=True):
-        assert outcome.success and outcome.checks_passed == 7, outcome.summary()
+        assert outcome.success and not outcome.failed_checks, outcome.summary()
+        assert outcome.checks_total == CHECKS, outcome.summary()
         assert outcome.template.startswith(expected), outcome.summary()
     statute = read_chunks(settings, "劳动合同法(2012-12-28).md")
     assert len({c.logical_unit for c in statute if c.chunk_type == "clause"}) == 98

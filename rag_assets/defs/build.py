@@ -80,6 +80,7 @@ def build_defs(settings: Settings) -> Definitions:
                 overlap_tokens=settings.chunk_overlap_tokens,
                 force_parser=settings.force_parser,
                 force_template=settings.force_template,
+                coverage_floor=settings.chunk_coverage_floor,
             ),
             "embedding": EmbeddingResource(model=settings.embedding_model),
             "llm": LLMResource(

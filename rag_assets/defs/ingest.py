@@ -6,7 +6,13 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dagster import AssetKey, AssetRecordsFilter, DagsterEventType, DagsterInstance
+from dagster import (
+    AssetCheckSeverity,
+    AssetKey,
+    AssetRecordsFilter,
+    DagsterEventType,
+    DagsterInstance,
+)
 from dagster._core.event_api import PartitionKeyFilter
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
 
@@ -40,6 +46,7 @@ class DocumentOutcome:
     checks_total: int = 0
     error: str = ""
     failed_checks: list[str] = field(default_factory=list)
+    warned_checks: list[str] = field(default_factory=list)  # failed with WARN severity: no gate
     skipped: str = ""  # why the file was not ingested at all (hidden, a link out, ...)
     ran: tuple[str, ...] = ()  # the assets this ingest materialized; none when all were fresh
     notes: list[str] = field(default_factory=list)  # degradations: repairs, fallbacks, OCR
@@ -59,6 +66,8 @@ class DocumentOutcome:
         )
         if self.failed_checks:
             line += f" failed_checks={','.join(self.failed_checks)}"
+        if self.warned_checks:
+            line += f" warned_checks={','.join(self.warned_checks)}"
         if self.success and not self.ran:
             line += "  unchanged"
         elif self.success and self.ran[0] != "raw_documents":
@@ -100,6 +109,13 @@ def _copy(source: Path, target: Path, inbox: Path) -> str:
     return target.relative_to(inbox.resolve()).as_posix()
 
 
+def _failed(outcome: DocumentOutcome, name: str, evaluation) -> None:
+    if evaluation.severity == AssetCheckSeverity.WARN:
+        outcome.warned_checks.append(name)
+    else:
+        outcome.failed_checks.append(name)
+
+
 def _latest_metadata(instance: DagsterInstance, asset: str, key: str) -> dict:
     records = instance.fetch_materializations(
         AssetRecordsFilter(asset_key=AssetKey(asset), asset_partitions=[key]), limit=1
@@ -131,7 +147,7 @@ def _fill_from_instance(
             outcome.checks_passed += 1
         elif record.status == AssetCheckExecutionRecordStatus.FAILED:
             outcome.checks_total += 1
-            outcome.failed_checks.append(check_key.name)
+            _failed(outcome, check_key.name, record.event.dagster_event.event_specific_data)
     return outcome
 
 
@@ -155,7 +171,7 @@ def _outcome(doc_id: str, source_path: str, result) -> DocumentOutcome:
             if evaluation.passed:
                 outcome.checks_passed += 1
             else:
-                outcome.failed_checks.append(evaluation.check_name)
+                _failed(outcome, evaluation.check_name, evaluation)
         elif event.event_type == DagsterEventType.STEP_FAILURE and not outcome.error:
             outcome.error = failure_reason(event.event_specific_data.error)
     if outcome.failed_checks and not outcome.error:

@@ -59,6 +59,7 @@ class CollectionsResource(ConfigurableResource):
     overlap_tokens: int = 32
     force_parser: str | None = None
     force_template: str | None = None
+    coverage_floor: float = 0.9  # share of the IR's characters the chunks must hold
 
     def plan(self, relative_path: str) -> DocumentPlan:
         runtime = RuntimeChoices(

@@ -5,12 +5,12 @@ from collections import Counter
 from pathlib import Path
 
 import pyarrow as pa
-from dagster import AssetExecutionContext, Failure, MetadataValue, Output, asset
+from dagster import AssetCheckSeverity, AssetExecutionContext, Failure, MetadataValue, Output, asset
 
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.contracts.tabular import from_arrow, to_arrow, to_records
-from rag_assets.defs.checks import CHUNK_CHECKS, result, specs
+from rag_assets.defs.checks import CHUNK_CHECKS, COVERAGE_CHECKS, result, specs
 from rag_assets.defs.incremental import arrow_version
 from rag_assets.defs.metadata import chunk_preview, seconds
 from rag_assets.defs.partitions import documents_partitions
@@ -29,6 +29,7 @@ from rag_assets.quality.chunks import (
     check_metadata_complete,
     check_pages_within_document,
 )
+from rag_assets.quality.coverage import check_coverage
 from rag_assets.sources.raw import RawDocument
 from rag_assets.tables.cache import VisionCache
 from rag_assets.tables.models import TableMarkdown
@@ -102,7 +103,10 @@ def table_markdown(
     deps=["template_settings"],
     pool="llm",
     kinds={"parquet"},
-    check_specs=specs("document_chunks", CHUNK_CHECKS, blocking=True),
+    check_specs=[
+        *specs("document_chunks", CHUNK_CHECKS, blocking=True),
+        *specs("document_chunks", COVERAGE_CHECKS, blocking=False),
+    ],
     description="Layer 3: template chunks with full provenance, tables in their chosen markdown.",
 )
 def document_chunks(
@@ -178,4 +182,9 @@ def document_chunks(
     yield result(
         "chunks_have_content",
         check_chunks_have_content(records, doc, template.headings_from_text),
+    )
+    yield result(
+        "chunks_cover_document",
+        check_coverage(records, doc.markdown, collections.coverage_floor),
+        AssetCheckSeverity.WARN,
     )
