@@ -847,3 +847,23 @@ def test_normalized_documents_metadata_shows_the_repair_counts(tmp_path: Path) -
         "heading_levels": 0,
         "furniture_dropped": 0,
     }
+
+
+@pytest.mark.parametrize("file_format", ["md", "html"])
+def test_unstructured_markup_levels_are_kept(tmp_path: Path, file_format: str) -> None:
+    from rag_assets.parsers.unstructured import UnstructuredParser
+
+    path = tmp_path / f"levels.{file_format}"
+    if file_format == "md":
+        path.write_text("# Header 1\n\nA.\n\n## Header 2\n\nB.\n\n### Header 3\n\nC.\n")
+    else:
+        path.write_text(
+            "<html><body><h1>Header 1</h1><p>A.</p><h2>Header 2</h2><p>B.</p>"
+            "<h3>Header 3</h3><p>C.</p></body></html>"
+        )
+    doc = to_ir(UnstructuredParser().parse(path, file_format), doc_id="u", source_sha256="0" * 64)
+    assert [(e.level, e.text) for e in doc.headings()] == [
+        (1, "# Header 1"),
+        (2, "## Header 2"),
+        (3, "### Header 3"),
+    ]
