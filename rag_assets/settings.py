@@ -46,6 +46,7 @@ class Settings(BaseModel):
     inbox_follow_symlinks: bool = False
     # When the refresh schedule rescans the inbox and settings and runs what is stale (UTC cron).
     refresh_cron: str = "0 2 * * *"
+    evaluation_cron: str = "0 4 * * 0"  # the evaluation schedule: weekly, Sunday 04:00 UTC
     # The coverage check warns below this share of the IR's characters inside some chunk.
     chunk_coverage_floor: float = Field(default=0.9, ge=0, le=1)
     # Rerank is off unless a model folder (or cached hub name) or a /rerank endpoint is set.
@@ -76,6 +77,7 @@ class Settings(BaseModel):
             "fusion": FusionSettings.from_env(),
             "inbox_follow_symlinks": _env("RAG_ASSETS_INBOX_FOLLOW_SYMLINKS"),
             "refresh_cron": _env("RAG_ASSETS_REFRESH_CRON"),
+            "evaluation_cron": _env("RAG_ASSETS_EVALUATION_CRON"),
             "chunk_coverage_floor": _env("RAG_ASSETS_CHUNK_COVERAGE_FLOOR"),
             "rerank_model": _env("RAG_ASSETS_RERANK_MODEL"),
             "rerank_url": _env("RAG_ASSETS_RERANK_URL"),

@@ -88,9 +88,11 @@ def test_chunk_and_embedding_checks_block_and_the_index_is_pooled(tmp_path):
         "header_paths_consistent": True,
         "pages_within_document": True,
         "chunks_have_content": True,
+        "chunks_cover_document": False,
         "embeddings_valid": True,
         "index_rows_match_chunks": False,
         "chunks_find_themselves": False,
+        "metrics_above_floors": False,
     }
     assert defs.resolve_job_def("ingest_documents").executor_def.name == "in_process"
     assert defs.get_assets_def("vector_index").op.pool == "milvus"
@@ -99,6 +101,8 @@ def test_chunk_and_embedding_checks_block_and_the_index_is_pooled(tmp_path):
 def test_every_check_is_partitioned_per_document(tmp_path):
     graph = build_defs(Settings(data_dir=tmp_path)).resolve_asset_graph()
     for key in graph.asset_check_keys:
+        if key.asset_key.to_user_string() not in ASSETS:
+            continue  # retrieval_evaluation is one for all documents
         partitions_def = graph.get_check_spec(key).partitions_def
         assert isinstance(partitions_def, DynamicPartitionsDefinition), key
         assert partitions_def.name == "documents"
@@ -120,7 +124,12 @@ def test_automation_is_on_by_default(tmp_path):
     sensors = {s.name: s for s in defs.sensors}
     assert sensors["inbox_sensor"].default_status == DefaultSensorStatus.RUNNING
     assert sensors["automation_sensor"].default_status == DefaultSensorStatus.RUNNING
-    (schedule,) = defs.schedules
-    assert schedule.name == "refresh_schedule" and schedule.cron_schedule == "30 3 * * 1"
-    assert schedule.default_status == DefaultScheduleStatus.RUNNING
+    schedules = {s.name: s for s in defs.schedules}
+    assert schedules["refresh_schedule"].cron_schedule == "30 3 * * 1"
     assert Settings(data_dir=tmp_path).refresh_cron == "0 2 * * *"  # nightly
+    assert schedules["evaluation_schedule"].job_name == "evaluate_retrieval"
+    assert {s.default_status for s in schedules.values()} == {DefaultScheduleStatus.RUNNING}
+    evaluation = defs.resolve_job_def("evaluate_retrieval")
+    assert evaluation.asset_layer.executable_asset_keys == {AssetKey("retrieval_evaluation")}
+    ingest = defs.resolve_job_def("ingest_documents")
+    assert {k.to_user_string() for k in ingest.asset_layer.executable_asset_keys} == set(ASSETS)

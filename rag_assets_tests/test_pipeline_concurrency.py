@@ -27,6 +27,7 @@ def test_the_instance_serializes_runs_of_one_document_and_pools_writers():
 RUN_ONE = """
 import sys
 from dagster import DagsterEventType, DagsterInstance
+from rag_assets.defs.build import build_defs
 from rag_assets.settings import Settings
 
 settings = Settings(data_dir=sys.argv[1])

@@ -12,7 +12,7 @@ from rag_assets.defs.assets.indexing import chunk_embeddings, vector_index
 from rag_assets.defs.automation import automation_sensor, eager
 from rag_assets.defs.incremental import observed_sources
 from rag_assets.defs.io_managers import JsonIOManagerFactory, ParquetIOManagerFactory
-from rag_assets.defs.jobs import ingest_documents
+from rag_assets.defs.jobs import evaluate_retrieval, ingest_documents
 from rag_assets.defs.resources import (
     CollectionsResource,
     EmbeddingResource,
@@ -21,7 +21,7 @@ from rag_assets.defs.resources import (
     MilvusResource,
     ParserResource,
 )
-from rag_assets.defs.schedules import build_refresh_schedule
+from rag_assets.defs.schedules import build_evaluation_schedule, build_refresh_schedule
 from rag_assets.defs.sensors import build_inbox_sensor
 from rag_assets.errors import ConfigurationError
 from rag_assets.llm.settings import LLMSettings
@@ -59,9 +59,12 @@ def build_defs(settings: Settings) -> Definitions:
             ),
             retrieval_evaluation,
         ],
-        jobs=[ingest_documents],
+        jobs=[ingest_documents, evaluate_retrieval],
         sensors=[build_inbox_sensor(ingest_documents), automation_sensor],
-        schedules=[build_refresh_schedule(ingest_documents, settings.refresh_cron)],
+        schedules=[
+            build_refresh_schedule(ingest_documents, settings.refresh_cron),
+            build_evaluation_schedule(evaluate_retrieval, settings.evaluation_cron),
+        ],
         resources={
             "json_io_manager": JsonIOManagerFactory(base_path=root),
             "parquet_io_manager": ParquetIOManagerFactory(base_path=root),

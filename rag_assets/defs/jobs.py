@@ -1,7 +1,9 @@
-"""The job that carries documents through every asset, one partition per run."""
+"""The job that carries documents through every asset, one partition per run, and the
+evaluation's own job."""
 
 from dagster import AssetSelection, define_asset_job, in_process_executor
 
+from rag_assets.defs.incremental import PIPELINE
 from rag_assets.defs.partitions import documents_partitions
 
 INGEST_JOB = "ingest_documents"
@@ -10,8 +12,16 @@ INGEST_JOB = "ingest_documents"
 # per run instead of once per step; a document's seven steps are sequential anyway.
 ingest_documents = define_asset_job(
     INGEST_JOB,
-    selection=AssetSelection.all(),
+    selection=AssetSelection.assets(*PIPELINE),
     partitions_def=documents_partitions,
     executor_def=in_process_executor,
     description="Land, parse, normalize, chunk, embed and index one document.",
+)
+
+EVALUATION_JOB = "evaluate_retrieval"
+
+evaluate_retrieval = define_asset_job(
+    EVALUATION_JOB,
+    selection=AssetSelection.assets("retrieval_evaluation"),
+    description="Re-chunk the ingested documents per template and score retrieval.",
 )

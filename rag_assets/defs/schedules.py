@@ -1,9 +1,11 @@
-"""The refresh schedule: rescan the inbox and the settings, then run only what is stale."""
+"""The refresh schedule: rescan the inbox and the settings, then run only what is stale; and the
+evaluation schedule, which scores retrieval again on what is indexed."""
 
 from dagster import (
     AssetKey,
     DefaultScheduleStatus,
     RunRequest,
+    ScheduleDefinition,
     ScheduleEvaluationContext,
     SkipReason,
     schedule,
@@ -76,3 +78,13 @@ def build_refresh_schedule(job, cron_schedule: str):
         return requests
 
     return refresh_schedule
+
+
+def build_evaluation_schedule(job, cron_schedule: str) -> ScheduleDefinition:
+    return ScheduleDefinition(
+        name="evaluation_schedule",
+        cron_schedule=cron_schedule,
+        job=job,
+        default_status=DefaultScheduleStatus.RUNNING,
+        description="Re-runs retrieval_evaluation, so quality drift after new documents shows.",
+    )
