@@ -1,7 +1,7 @@
 """A small OpenAI-compatible server on 127.0.0.1 that the real openai client talks to.
 
-Each test scripts it: a queue of behaviours (answer text, HTTP status, delay, raw body)
-taken one per request, a default for when the queue is empty, and a log of every
+Each test scripts it: a queue of behaviours (answer text, tool calls, HTTP status, delay,
+raw body) taken one per request, a default for when the queue is empty, and a log of every
 request (headers and JSON body) to assert call counts and payloads on.
 
 Use the `openai_stub` fixture (import it into a test module, or list this module in
@@ -28,6 +28,8 @@ class Behaviour:
     delay_s: float = 0.0  # before answering: past the client's timeout makes it time out
     raw_body: bytes | None = None  # sent as is instead of a chat completion (broken JSON, ...)
     finish_reason: str = "stop"
+    # Function calling: (tool name, arguments) pairs answered as `tool_calls`.
+    tool_calls: tuple[tuple[str, dict], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,23 @@ class StubRequest:
     @property
     def model(self) -> str | None:
         return self.body.get("model")
+
+    @property
+    def tool_names(self) -> list[str]:
+        """The functions the request offered (empty when it offered none)."""
+        return [tool["function"]["name"] for tool in self.body.get("tools", [])]
+
+    @property
+    def text(self) -> str:
+        """Every text part of every message, joined: what a scripted answer can look at."""
+        parts = []
+        for message in self.body.get("messages", []):
+            content = message.get("content")
+            if isinstance(content, str):
+                parts.append(content)
+            elif isinstance(content, list):
+                parts.extend(p.get("text", "") for p in content if p.get("type") == "text")
+        return "\n".join(parts)
 
     def image_urls(self) -> list[str]:
         return [
@@ -88,6 +107,18 @@ class OpenAIStub:
 
 def _completion(behaviour: Behaviour, model: str, number: int) -> dict:
     text = behaviour.text or ""
+    message: dict = {"role": "assistant", "content": behaviour.text}
+    finish_reason = behaviour.finish_reason
+    if behaviour.tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": f"call-{number}-{i}",
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(arguments)},
+            }
+            for i, (name, arguments) in enumerate(behaviour.tool_calls)
+        ]
+        finish_reason = "tool_calls"
     return {
         "id": f"chatcmpl-stub-{number}",
         "object": "chat.completion",
@@ -96,8 +127,8 @@ def _completion(behaviour: Behaviour, model: str, number: int) -> dict:
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": behaviour.text},
-                "finish_reason": behaviour.finish_reason,
+                "message": message,
+                "finish_reason": finish_reason,
             }
         ],
         "usage": {

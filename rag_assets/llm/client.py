@@ -17,7 +17,7 @@ import time
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from rag_assets.errors import ConfigurationError
 from rag_assets.llm.settings import LLMSettings
@@ -52,6 +52,11 @@ class LLMAnswerError(LLMError):
     """The model answered, but not with what was asked for (empty, invalid JSON, wrong shape)."""
 
 
+class ToolCall(BaseModel):
+    name: str
+    arguments: str  # the JSON text the model wrote; the caller validates it
+
+
 class LLMReply(BaseModel):
     text: str
     model: str  # as the server reports it
@@ -59,6 +64,7 @@ class LLMReply(BaseModel):
     completion_tokens: int = 0
     latency_s: float = 0.0
     finish_reason: str | None = None  # "length" means the answer was cut off
+    tool_calls: list[ToolCall] = Field(default_factory=list)
 
 
 class LLMUsage(BaseModel):
@@ -107,6 +113,12 @@ class LLMClient:
     def chat_text(self, messages: list[dict[str, Any]], model: str | None = None) -> LLMReply:
         return self._complete(messages, model or self.settings.model)
 
+    def chat_tools(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], model: str | None = None
+    ) -> LLMReply:
+        """One turn offering `tools` (OpenAI function calling); `tool_calls` holds the choice."""
+        return self._complete(messages, model or self.settings.model, tools=tools)
+
     def vision_text(self, prompt: str, png_bytes: bytes, model: str | None = None) -> LLMReply:
         image_url = "data:image/png;base64," + base64.b64encode(png_bytes).decode("ascii")
         content = [
@@ -133,7 +145,12 @@ class LLMClient:
                 self._usage.answer_errors += 1
             raise
 
-    def _complete(self, messages: list[dict[str, Any]], model: str | None) -> LLMReply:
+    def _complete(
+        self,
+        messages: list[dict[str, Any]],
+        model: str | None,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> LLMReply:
         import openai
 
         if not model:
@@ -142,7 +159,9 @@ class LLMClient:
         with self._slots:
             started = time.perf_counter()
             try:
-                response = self._openai.chat.completions.create(model=model, messages=messages)
+                response = self._openai.chat.completions.create(
+                    model=model, messages=messages, **({"tools": tools} if tools else {})
+                )
             except openai.APIError as error:
                 raise self._failed(model, self._reason(error)) from None  # cause holds the request
             except json.JSONDecodeError:
@@ -163,6 +182,11 @@ class LLMClient:
             completion_tokens=getattr(usage, "completion_tokens", None) or 0,
             latency_s=round(latency, 3),
             finish_reason=choices[0].finish_reason,
+            tool_calls=[
+                ToolCall(name=call.function.name, arguments=call.function.arguments or "{}")
+                for call in getattr(message, "tool_calls", None) or []
+                if getattr(call, "function", None)
+            ],
         )
         with self._lock:
             self._usage.prompt_tokens += reply.prompt_tokens
