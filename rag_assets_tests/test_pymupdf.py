@@ -347,8 +347,9 @@ GRANTS = [
 ]
 
 
-def _leader_pdf(path: Path) -> None:
-    """A price list set with dot leaders, one description wrapped over two lines."""
+def _leader_pdf(path: Path, spacing: int = 16) -> None:
+    """A price list set with dot leaders, one description wrapped over two lines. Set tight
+    (11 pt lines), the layout model takes it for one paragraph; looser, for a table."""
     import pymupdf
 
     doc = pymupdf.open()
@@ -361,18 +362,21 @@ def _leader_pdf(path: Path) -> None:
         *wrapped, last = name.split("\n")
         for line in wrapped:
             page.insert_text((72, y), line, fontsize=11)
-            y += 16
+            y += spacing
         leaders = "." * int((400 - pymupdf.get_text_length(last + " ", fontsize=11)) / dot)
         page.insert_text((72, y), f"{last} {leaders}", fontsize=11)
         page.insert_text((480, y), amount, fontsize=11)
-        y += 16
+        y += spacing
     page.insert_text((72, y + 10), "Payments are made after inspection.", fontsize=11)
     doc.save(path)
 
 
-def test_leader_table_rows_whole_and_leaders_stripped(parser: PyMuPDFParser, tmp_path: Path):
+@pytest.mark.parametrize("spacing", [16, 11])
+def test_leader_table_rows_whole_and_leaders_stripped(
+    parser: PyMuPDFParser, tmp_path: Path, spacing: int
+):
     path = tmp_path / "grants.pdf"
-    _leader_pdf(path)
+    _leader_pdf(path, spacing)
     doc = _to_ir(parser.parse(path))
     (table,) = [e for e in doc.elements if e.type == "table"]
     assert table.table.grid() == [[" ".join(name.split()), amount] for name, amount in GRANTS]

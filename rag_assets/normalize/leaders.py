@@ -13,6 +13,7 @@ import re
 
 # Four or more dots (or middle dots, ellipses), spaced or not.
 _LEADER = re.compile(r"[ \t]*(?:[.·•․‥…][ \t]?){4,}[ \t]*")
+_LEADER_VALUE = re.compile(r"^(?P<key>.*?\S)(?:[ \t]*(?:[.·•․‥…][ \t]?){4,}[ \t]*)(?P<value>\S.*)$")
 _NUMBER = re.compile(r"[-+(]?[$€£¥]?\d[\d,.]*%?\)?[.,;]?(?=\s|$)")
 
 
@@ -74,3 +75,22 @@ def _split(cell: str, count: int) -> list[str]:
         starts = [0, *ends[:-1]]
         return [text[a:b].strip() for a, b in zip(starts, ends, strict=True)]
     return [text, *[""] * (count - 1)]
+
+
+def leader_lines_as_rows(lines: list[str]) -> list[list[str]] | None:
+    """Lines of text set as `key ........ value` (a paragraph to the layout model) as
+    [key, value] rows; a line without a leader before one is the start of its key."""
+    matches = [_LEADER_VALUE.match(line.strip()) for line in lines]
+    if sum(1 for m in matches if m) < max(2, len(lines) // 2):
+        return None
+    rows: list[list[str]] = []
+    wrapped: list[str] = []
+    for line, match in zip(lines, matches, strict=True):
+        if match is None:
+            wrapped.append(" ".join(line.split()))
+            continue
+        rows.append([" ".join([*wrapped, match["key"]]), " ".join(match["value"].split())])
+        wrapped = []
+    if wrapped:
+        rows.append([" ".join(wrapped), ""])
+    return rows

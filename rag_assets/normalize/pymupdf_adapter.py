@@ -29,7 +29,11 @@ from rag_assets.contracts.ir import (
     TableCell,
     TableData,
 )
-from rag_assets.normalize.leaders import is_leader_table, split_leader_rows
+from rag_assets.normalize.leaders import (
+    is_leader_table,
+    leader_lines_as_rows,
+    split_leader_rows,
+)
 from rag_assets.normalize.markdown import assemble_markdown
 from rag_assets.parsers.base import ParsedDocument
 from rag_assets.tables.to_markdown import table_to_markdown
@@ -285,6 +289,9 @@ def _content(
         return kind, "\n".join(block.removeprefix("> ").strip() for block in blocks), None
     if _is_toc(box.lines):
         return "toc", _toc_text(box.lines), None
+    if kind == "paragraph" and (rows := leader_lines_as_rows(box.lines)):
+        table = _table_data(rows, None)  # leader lines the layout took for a paragraph
+        return "table", table_to_markdown(table), table
     text = box.markdown.strip()
     return ("code" if text.startswith("```") else kind), text, None
 
