@@ -222,6 +222,135 @@ def cmd_ui(args: argparse.Namespace) -> int:
     os.execvpe(command[0], command, env)
 
 
+def _tool(args: argparse.Namespace, run, show) -> int:
+    """Run a retrieval tool on the index; print its results as JSON or with `show`."""
+    from rag_assets.errors import ConfigurationError
+    from rag_assets.retrieval.tools import open_toolbox
+
+    try:
+        with open_toolbox(_settings(args)) as box:
+            if box is None:
+                print("nothing indexed yet; try `rag-assets ingest PATH`", file=sys.stderr)
+                return 1
+            results = run(box)
+    except (ConfigurationError, LookupError) as error:
+        print(f"rag-assets {args.command}: {error}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps([r.model_dump() for r in results], ensure_ascii=False, indent=2))
+    elif not results:
+        print("nothing found")
+    for result in [] if args.json else results:
+        print(show(result))
+    return 0
+
+
+def cmd_glossary(args: argparse.Namespace) -> int:
+    from rag_assets.retrieval.tools import glossary
+
+    return _tool(
+        args,
+        lambda box: glossary(box, args.term),
+        lambda e: f"{e.term} ({e.match}; {e.source.citation})\n    {e.definition}",
+    )
+
+
+def cmd_table_rows(args: argparse.Namespace) -> int:
+    from rag_assets.retrieval.tools import table_rows
+
+    def show(row) -> str:
+        cells = "\n".join(f"    {k}: {v}" for k, v in row.cells.items())
+        notes = "".join(f"\n    note: {n}" for n in row.footnotes)
+        return f"{row.table} ({row.source.citation})\n{cells}{notes}"
+
+    return _tool(args, lambda box: table_rows(box, args.keywords, args.attribute), show)
+
+
+def cmd_text(args: argparse.Namespace) -> int:
+    from rag_assets.retrieval.tools import text
+
+    return _tool(
+        args,
+        lambda box: text(box, args.query, top_k=args.top_k),
+        lambda p: (
+            f"{p.header_path}  ({p.source.citation}, score {p.score:.3f})\n    "
+            + " ".join(p.text.split())[:300]
+        ),
+    )
+
+
+def cmd_figures(args: argparse.Namespace) -> int:
+    from rag_assets.retrieval.tools import figures
+
+    return _tool(
+        args,
+        lambda box: figures(box, args.description, top_k=args.top_k),
+        lambda f: (
+            f"{f.caption or f.figure_id} ({f.source.citation})\n    "
+            f"image: {f.image_path or '-'}\n    cited by: {f.anchor_text or '-'}"
+        ),
+    )
+
+
+def cmd_section(args: argparse.Namespace) -> int:
+    from rag_assets.retrieval.tools import section
+
+    def show(result) -> str:
+        lines = [f"# {result.source_path} § {result.section}"]
+        for chunk in result.chunks:
+            lines += [f"--- #{chunk.chunk_index} {chunk.chunk_type} ({chunk.source.citation})"]
+            lines += [chunk.text]
+            lines += [
+                f"    -> {r.label}: {r.title}, p. {r.page}" if r.kind else f"    -> {r.label}: ?"
+                for r in chunk.references
+            ]
+        return "\n".join(lines)
+
+    return _tool(args, lambda box: section(box, args.path_or_number, args.doc), show)
+
+
+def cmd_answer(args: argparse.Namespace) -> int:
+    from rag_assets.errors import ConfigurationError
+    from rag_assets.retrieval.answer import Turn, answer, model_client
+    from rag_assets.retrieval.tools import open_toolbox
+
+    session = Path(args.session) if args.session else None
+    history = (
+        [Turn.model_validate(t) for t in json.loads(session.read_text(encoding="utf-8"))]
+        if session and session.is_file()
+        else []
+    )
+    settings = _settings(args)
+    threshold = {"threshold": args.threshold} if args.threshold is not None else {}
+    try:
+        with open_toolbox(settings) as box:
+            if box is None:
+                print("nothing indexed yet; try `rag-assets ingest PATH`", file=sys.stderr)
+                return 1
+            result = answer(args.text, box, model_client(settings), history, **threshold)
+    except ConfigurationError as error:
+        print(f"rag-assets answer: {error}", file=sys.stderr)
+        return 1
+    if session:
+        turns = [t.model_dump() for t in [*history, result.turn()]]
+        session.write_text(json.dumps(turns, ensure_ascii=False, indent=2), encoding="utf-8")
+    if args.json:
+        print(result.model_dump_json(indent=2))
+        return 0
+    if result.standalone_question != result.question:
+        print(f"# asked as: {result.standalone_question}")
+    print(result.answer)
+    if result.status == "answered":
+        print()
+        for c in result.citations:
+            print(f"[{c.marker}] {c.citation}")
+    tools = ", ".join(f"{t.name} ({t.chosen_by}, {t.results})" for t in result.tools_used)
+    print(f"\n# {result.status}; tools: {tools}; evidence {result.evidence.score:.2f}")
+    for note in result.notes:
+        print(f"# note: {note}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rag-assets", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -286,6 +415,42 @@ def build_parser() -> argparse.ArgumentParser:
         "--templates", nargs="+", help="templates to compare (default: fixed semantic auto)"
     )
     evaluate.set_defaults(func=cmd_evaluate)
+
+    glossary = add("glossary", "a term's definition: glossary entries, then passages defining it")
+    glossary.add_argument("--json", action="store_true")
+    glossary.add_argument("term")
+    glossary.set_defaults(func=cmd_glossary)
+
+    rows = add("table-rows", "table rows matching the keywords, as key/value cells")
+    rows.add_argument("--attribute", help="only rows that have this column, e.g. Offset")
+    rows.add_argument("--json", action="store_true")
+    rows.add_argument("keywords", nargs="+")
+    rows.set_defaults(func=cmd_table_rows)
+
+    passages = add("text", "passages with their header paths")
+    passages.add_argument("--top-k", type=int, default=5)
+    passages.add_argument("--json", action="store_true")
+    passages.add_argument("query")
+    passages.set_defaults(func=cmd_text)
+
+    figs = add("figures", "figures by description: caption, anchor text, image, page")
+    figs.add_argument("--top-k", type=int, default=5)
+    figs.add_argument("--json", action="store_true")
+    figs.add_argument("description")
+    figs.set_defaults(func=cmd_figures)
+
+    sect = add("section", "a section's chunks in order (3.2, /2 Register Map/ or a title)")
+    sect.add_argument("--doc", help="only this doc id or source path")
+    sect.add_argument("--json", action="store_true")
+    sect.add_argument("path_or_number")
+    sect.set_defaults(func=cmd_section)
+
+    ask = add("answer", "a cited answer from the indexed documents, or 'not found'")
+    ask.add_argument("--session", help="a JSON file of earlier turns, read and appended to")
+    ask.add_argument("--threshold", type=float, help="minimum evidence score (default 0.30)")
+    ask.add_argument("--json", action="store_true")
+    ask.add_argument("text")
+    ask.set_defaults(func=cmd_answer)
 
     ui = add("ui", "open the Dagster UI on 127.0.0.1 for this data folder")
     ui.add_argument("--port", type=int, default=3000)

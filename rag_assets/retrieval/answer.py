@@ -21,10 +21,13 @@ from typing import Literal
 from pydantic import BaseModel
 
 from rag_assets.llm.client import LLMClient, LLMError
+from rag_assets.llm.settings import LLMSettings
 from rag_assets.retrieval import tools
 from rag_assets.retrieval.relevance import NOT_FOUND_THRESHOLD, Evidence, Vocabulary, assess
 from rag_assets.retrieval.router import Route, ToolCall, route, route_by_rules
 from rag_assets.retrieval.tools import Source, Toolbox, fold
+from rag_assets.settings import Settings
+from rag_assets.sources.collections import load_collections
 
 NOT_FOUND = "Not found in the indexed documents."
 NO_MODEL = (
@@ -402,3 +405,10 @@ def sentences(text: str) -> list[str]:
         else:
             merged.append(part)
     return merged
+
+
+def model_client(settings: Settings) -> LLMClient | None:
+    """The chat model of rag_collections.yaml's `llm:` section under the environment (as the
+    assets read it), or None when no endpoint and model are configured."""
+    llm = LLMSettings.from_env(load_collections(settings.collections_path).llm)
+    return LLMClient(llm) if llm.enabled else None
