@@ -867,3 +867,27 @@ def test_unstructured_markup_levels_are_kept(tmp_path: Path, file_format: str) -
         (2, "## Header 2"),
         (3, "### Header 3"),
     ]
+
+
+@pytest.mark.parametrize(("levels", "expected"), [((1, 2, 3), [2, 3, 4]), ((1, 1, 1), [2, 3, 2])])
+def test_docling_pdf_levels_kept_when_its_layout_model_gives_them(levels, expected) -> None:
+    """A layout model's own levels stand; all at one level is a flat guess, filled in."""
+    from docling_core.types.doc import DoclingDocument, ProvenanceItem, Size
+    from docling_core.types.doc.base import BoundingBox
+
+    doc = DoclingDocument(name="spec")
+    doc.add_page(page_no=1, size=Size(width=600, height=800))
+    box = ProvenanceItem(page_no=1, bbox=BoundingBox(l=72, t=700, r=500, b=680), charspan=(0, 1))
+    doc.add_title(text="Widget Spec", prov=box)
+    for level, text in zip(levels, ("1 Scope", "1.1 Terms", "2 Design"), strict=True):
+        doc.add_heading(text=text, level=level, prov=box)
+        doc.add_text(label="text", text=f"Body of {text}.", prov=box)
+    parsed = ParsedDocument(
+        parser="docling",
+        parser_version="test",
+        source_path="spec.pdf",
+        file_format="pdf",
+        native=doc.export_to_dict(),
+    )
+    after = to_ir(parsed, doc_id="spec", source_sha256="0" * 64)
+    assert [e.level for e in after.headings() if e.type == "heading"] == expected
