@@ -68,7 +68,8 @@ class RetrievalEvaluationConfig(Config):
 @asset(
     group_name="evaluation",
     code_version=EVALUATION_VERSION,
-    deps=[normalized_documents, table_markdown],
+    # The model and the BM25 analyzer change what is measured, as the documents do.
+    deps=[normalized_documents, table_markdown, "embedding_settings", "index_settings"],
     io_manager_key="json_io_manager",
     kinds={"milvus"},
     pool="milvus",
