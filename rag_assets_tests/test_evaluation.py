@@ -1,4 +1,5 @@
-"""Retrieval evaluation without Dagster: set formats, relevance, metrics against hand-computed values."""
+"""Retrieval evaluation without Dagster: set formats, relevance, metrics against hand-computed
+values, the runs compared."""
 
 from __future__ import annotations
 
@@ -6,19 +7,26 @@ import json
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import pytest
 
+from rag_assets.embedding.models import EmbeddingSpec, load_embedder
 from rag_assets.errors import ConfigurationError
 from rag_assets.retrieval.evaluation import (
+    EncodedQueries,
     EvalQuestion,
     QuestionOutcome,
+    RunSpec,
     Target,
     aggregate,
     load_eval_sets,
     matches,
+    mode_fusion,
     passage_document,
+    run_specs,
     score_ranking,
 )
+from rag_assets.retrieval.fusion import FusionSettings, fusion_weights
 
 
 @dataclass
@@ -196,3 +204,34 @@ def test_beir_folder_maps_corpus_rows_to_documents_or_passages(tmp_path):
     assert q1.targets == [Target(doc="spec.pdf", page=4), Target(evidence="10 ms")]
     (passage,) = eval_set.passages
     assert passage.doc_id == "mini-beir-c2" and q2.targets == [Target(doc="mini-beir-c2")]
+
+
+def test_single_retriever_runs_weigh_one_retriever_whatever_the_language():
+    fusion = FusionSettings(bm25_weight=0.5, foreign_model_weight=0.0)
+    for language in ("en", "zh"):
+        bm25 = fusion_weights(mode_fusion(fusion, "bm25"), language, ("en",), True)
+        assert bm25 == {"bm25": 1.0}
+        dense = fusion_weights(mode_fusion(fusion, "dense"), language, ("en",), False)
+        assert dense == {"dense": 1.0}
+    # A learned sparse head is dropped where the model covers the query's language.
+    assert fusion_weights(mode_fusion(fusion, "dense"), "en", ("en",), True) == {"dense": 1.0}
+    assert mode_fusion(fusion, "hybrid") is fusion
+    assert run_specs(["fixed", "auto"], "semantic") == [
+        RunSpec("fixed"),
+        RunSpec("auto"),
+        RunSpec("semantic", "bm25"),
+        RunSpec("semantic", "dense"),
+    ]
+    assert [r.name for r in run_specs(["fixed"], "fixed")] == ["fixed", "fixed:bm25", "fixed:dense"]
+
+
+@pytest.mark.slow
+def test_questions_are_encoded_once_and_handed_out_by_text():
+    embedder = load_embedder(EmbeddingSpec())
+    questions = ["How long does a reset take?", "每周最多几天？", "How long does a reset take?"]
+    encoded = EncodedQueries(embedder, questions)
+    assert (encoded.name, encoded.languages) == (embedder.name, embedder.languages)
+    batch = encoded.encode_queries(["每周最多几天？"])
+    direct = embedder.encode_queries(["每周最多几天？"])
+    assert batch.dense.shape == (1, embedder.dimension)
+    assert np.allclose(batch.dense, direct.dense, atol=1e-5)

@@ -36,7 +36,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from rag_assets.contracts.chunk import ChunkRow
-from rag_assets.contracts.ir import StandardizedDocument
+from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
 from rag_assets.embedding.models import Embedder, EmbeddingBatch
 from rag_assets.errors import ConfigurationError
 from rag_assets.index.milvus import IndexRow, MilvusIndex
@@ -229,8 +229,6 @@ def load_beir_set(folder: Path) -> EvalSet:
 
 def passage_document(passage: Passage) -> StandardizedDocument:
     """A passage as IR: its title as a heading (when it has one) over one paragraph."""
-    from rag_assets.contracts.ir import DocumentElement
-
     elements = [DocumentElement(type="paragraph", text=passage.text)]
     if passage.title:
         elements.insert(0, DocumentElement(type="heading", level=1, text=passage.title))
@@ -488,7 +486,11 @@ def index_chunks(index: MilvusIndex, embedder: Embedder, chunks: Sequence[ChunkR
 
 
 def mode_fusion(fusion: FusionSettings, mode: Mode) -> FusionSettings:
-    """The product's fusion settings, or one retriever alone (whatever the query's language)."""
+    """The product's fusion settings, or one retriever alone whatever the query's language.
+
+    Outside the model's languages one weight covers dense and learned sparse alike, so there
+    `dense` also runs a model's sparse head (MiniLM has none).
+    """
     if mode == "bm25":
         only = {"bm25_weight": 1.0, "dense_weight": 0.0, "foreign_model_weight": 0.0}
     elif mode == "dense":
