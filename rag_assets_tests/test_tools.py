@@ -1,0 +1,163 @@
+"""The typed retrieval tools on the sample corpus, ingested by the project's own ingest into
+Milvus Lite with the bundled MiniLM, and their `rag-assets` subcommands."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from rag_assets.cli import main
+from rag_assets.embedding.models import EmbeddingSpec, load_embedder
+from rag_assets.index.milvus import IndexRow, MilvusIndex
+from rag_assets.retrieval import tools
+from rag_assets.retrieval.tools import Toolbox, open_toolbox, parse_markdown_rows, parse_row_text
+from rag_assets.settings import Settings
+from rag_assets.templates.spec import SpecTemplate
+from rag_assets.templates.tokens import ApproxTokenCounter
+from rag_assets_tests.builders import make_doc
+from rag_assets_tests.sample_corpus import ingested_sample
+
+SPEC = "host-controller-spec.pdf"
+
+
+@pytest.fixture(scope="module")
+def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    settings = ingested_sample(tmp_path_factory)
+    # The sample corpus has no figure: index one spec document that has, the template's way.
+    doc = make_doc(
+        [
+            ("heading", "1 Card Detect", 1, 1),
+            ("paragraph", "The debounce timing is shown in Figure 1. The filter waits.", None, 1),
+            ("figure", "", None, 1),
+            ("caption", "Figure 1: Card detect debounce timing diagram", None, 1),
+        ],
+        doc_id="figures-doc",
+        source_path="figures/timing.pdf",
+    )
+    chunks = SpecTemplate().chunk(doc, ApproxTokenCounter())
+    embedder = load_embedder(EmbeddingSpec())
+    vectors = embedder.encode_documents([c.context_text or c.text for c in chunks]).dense
+    with MilvusIndex(settings.resolved_milvus_uri) as index:
+        collection = index.collection_name(embedder.name, embedder.dimension)
+        rows = [IndexRow.from_chunk(c, v) for c, v in zip(chunks, vectors, strict=True)]
+        index.replace_document(collection, doc.doc_id, rows)
+    return settings
+
+
+@pytest.fixture(scope="module")
+def box(settings: Settings) -> Iterator[Toolbox]:
+    with open_toolbox(settings) as opened:
+        assert opened is not None
+        yield opened
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("term", "match"),
+    [
+        ("ｂｌｏｃｋ ＧＡＰ", "exact"),  # full width and upper case
+        ("the access type RW1C", "exact"),  # a trailing part of the query is the term
+        ("Blok Gaps", "fuzzy"),
+    ],
+)
+def test_glossary_exact_then_fuzzy(box: Toolbox, term: str, match: str) -> None:
+    (entry, *_) = tools.glossary(box, term)
+    assert entry.match == match
+    assert entry.term in ("Block Gap", "RW1C")
+    assert entry.definition.startswith(("The interval between", "Read, write 1 to clear"))
+    assert entry.source.page_start == 5 and entry.source.source_path.endswith(SPEC)
+
+
+@pytest.mark.slow
+def test_glossary_falls_back_to_passages_defining_the_term(box: Toolbox) -> None:
+    (entry, *_) = tools.glossary(box, "length field")
+    assert entry.match == "defined_in_text"
+    assert "a length field of 0 means 65,536" in entry.definition
+    assert entry.source.section.endswith("3.4 ADMA Transfers")
+
+
+@pytest.mark.slow
+def test_table_rows_as_cells_with_the_tables_name_and_page(box: Toolbox) -> None:
+    rows = tools.table_rows(box, ["Software", "Reset", "Register"], attribute="offset")
+    assert rows[0].cells == {
+        "Offset": "0x2C",
+        "Register": "Software Reset Register",
+        "Access": "RW",
+        "Reset Value": "0x00000000",
+    }
+    assert rows[0].table == "Table 2: Register Summary" and rows[0].page == 2
+    assert all("Offset" in r.cells for r in rows)
+    # Table 3's rows have Bits, Field, ...: an attribute none of them has leaves none.
+    bits = tools.table_rows(box, ["Host", "Control", "Register", "Timeout"], attribute="Bits")
+    assert bits and all("Offset" not in r.cells and "Bits" in r.cells for r in bits)
+    assert {"Bits": "15:8", "Field": "Timeout Counter Value"}.items() <= bits[0].cells.items()
+    assert bits[0].caption == "Table 3: Host Control Register (Offset 0x04)"
+
+
+def test_row_text_and_markdown_tables_parse_into_cells() -> None:
+    assert parse_row_text("[Table 9: X] Bits: 15:8 | Note: a: b (Note: c)") == {
+        "Bits": "15:8",
+        "Note": "a: b (Note: c)",
+    }
+    table = "Intro\n\n| City | Dinner |\n|---|---|\n| London | 50 |\n| Paris | 48 |\n\nAfter"
+    assert parse_markdown_rows(table) == [
+        {"City": "London", "Dinner": "50"},
+        {"City": "Paris", "Dinner": "48"},
+    ]
+
+
+@pytest.mark.slow
+def test_text_and_figures(box: Toolbox) -> None:
+    (first, *_) = tools.text(box, "Where does the daemon write its log file?")
+    assert "/var/log/ashc/ashcd.log" in first.text and first.header_path.startswith("/")
+    (figure, *_) = tools.figures(box, "card detect debounce timing")
+    assert figure.figure_id == "Figure 1" and figure.page == 1
+    assert figure.caption == "Figure 1: Card detect debounce timing diagram"
+    assert figure.anchor_text == "The debounce timing is shown in Figure 1."
+    assert figure.image_path is None  # a hand-built document has no PDF to crop from
+
+
+@pytest.mark.slow
+def test_section_by_number_resolves_cross_references(box: Toolbox) -> None:
+    (result,) = [r for r in tools.section(box, "3.1") if r.source_path.endswith(SPEC)]
+    assert result.section == "3.1 Initialization"
+    references = {r.label: r for c in result.chunks for r in c.references}
+    assert references["Section 3.2"].title == "3.2 Reset Sequence"
+    assert references["Section 3.2"].page == 4 and references["Section 3.2"].kind == "section"
+
+
+@pytest.mark.slow
+def test_section_by_path_and_title_in_reading_order(box: Toolbox) -> None:
+    spec = next(c for c in box.chunks() if c.source_path.endswith(SPEC))
+    (by_path,) = tools.section(box, "/2 Register Map/", doc=spec.source_path)
+    indexes = [c.chunk_index for c in by_path.chunks]
+    assert indexes == sorted(indexes) and len(indexes) > 10
+    texts = [c.text for c in by_path.chunks]
+    assert texts[0].startswith("# 2 Register Map")
+    assert any(t.startswith("### 2.1.1 Timeout Counter") for t in texts)  # subsections too
+    assert not any("3.1 Initialization" in t for t in texts)
+    (by_title,) = tools.section(box, "reset sequence")
+    assert by_title.section == "3.2 Reset Sequence"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("argv", "check"),
+    [
+        (["glossary", "RW1C"], lambda r: r[0]["term"] == "RW1C"),
+        (
+            ["table-rows", "--attribute", "Reset Value", "Capabilities", "Register"],
+            lambda r: r[0]["cells"]["Reset Value"] == "0x0169680A",
+        ),
+        (["text", "debug logging"], lambda r: "header_path" in r[0]),
+        (["figures", "debounce timing"], lambda r: r[0]["figure_id"] == "Figure 1"),
+        (["section", "3.2"], lambda r: r[0]["section"] == "3.2 Reset Sequence"),
+    ],
+)
+def test_cli_subcommands_print_json(
+    settings: Settings, capsys: pytest.CaptureFixture[str], argv: list[str], check
+) -> None:
+    assert main([argv[0], "--data-dir", str(settings.data_dir), "--json", *argv[1:]]) == 0
+    assert check(json.loads(capsys.readouterr().out))
