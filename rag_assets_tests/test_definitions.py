@@ -92,6 +92,7 @@ def test_chunk_and_embedding_checks_block_and_the_index_is_pooled(tmp_path):
         "embeddings_valid": True,
         "index_rows_match_chunks": False,
         "chunks_find_themselves": False,
+        "collection_chunks_find_themselves": False,
         "metrics_above_floors": False,
     }
     assert defs.resolve_job_def("ingest_documents").executor_def.name == "in_process"

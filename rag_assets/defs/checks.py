@@ -51,4 +51,8 @@ EMBEDDING_CHECKS = {
 INDEX_CHECKS = {
     "index_rows_match_chunks": "The index holds exactly one row per chunk of the document.",
     "chunks_find_themselves": "Sampled chunks come back top-1 when searched by their own vector.",
+    "collection_chunks_find_themselves": (
+        "After the write, sampled chunks of every document in the collection come back in the "
+        "top 10 of a collection-wide search by their own vector."
+    ),
 }

@@ -458,8 +458,13 @@ class MilvusIndex:
             "dense",
             *(["sparse_learned"] if has_sparse else []),
         ]
+        return self.scan(collection, fields, f"doc_id == {quote(doc_id)}")
+
+    def scan(self, collection: str, fields: list[str], expr: str = "") -> list[dict[str, Any]]:
+        """Every row matching `expr` (all rows when empty), with `fields`, in batches."""
+        self._ready(collection)
         iterator = self._client.query_iterator(
-            collection, batch_size=1000, filter=f"doc_id == {quote(doc_id)}", output_fields=fields
+            collection, batch_size=1000, filter=expr, output_fields=fields
         )
         rows: list[dict[str, Any]] = []
         try:
@@ -467,6 +472,15 @@ class MilvusIndex:
                 rows.extend({k: row[k] for k in fields} for row in batch)
         finally:
             iterator.close()
+        return rows
+
+    def rows_by_id(
+        self, collection: str, chunk_ids: list[str], fields: list[str]
+    ) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = []
+        for start in range(0, len(chunk_ids), UPSERT_BATCH):
+            batch = ", ".join(quote(i) for i in chunk_ids[start : start + UPSERT_BATCH])
+            rows.extend(self.scan(collection, fields, f"chunk_id in [{batch}]"))
         return rows
 
     def restore_document(self, collection: str, doc_id: str, rows: list[dict[str, Any]]) -> int:
@@ -522,6 +536,24 @@ class MilvusIndex:
         return self._search(
             collection, [float(x) for x in vector], "dense", "COSINE", top_k, expr, doc_id
         )
+
+    def dense_search_many(
+        self, collection: str, vectors: Sequence[Sequence[float]], top_k: int
+    ) -> list[list[SearchHit]]:
+        """Nearest rows by cosine for each vector, over the whole collection, in batched calls."""
+        self._ready(collection)
+        hits: list[list[SearchHit]] = []
+        for start in range(0, len(vectors), UPSERT_BATCH):
+            result = self._client.search(
+                collection,
+                data=[[float(x) for x in v] for v in vectors[start : start + UPSERT_BATCH]],
+                anns_field="dense",
+                limit=top_k,
+                output_fields=SCALAR_FIELDS,
+                search_params={"metric_type": "COSINE"},
+            )
+            hits.extend([_hit(h) for h in found] for found in result)
+        return hits
 
     def bm25_search(
         self, collection: str, text: str, top_k: int, expr: str = ""

@@ -8,16 +8,19 @@ from rag_assets.quality.outcome import CheckOutcome, outcome
 SELF_RETRIEVAL_SAMPLE = 5
 
 
-def check_row_count(rows_in_index: int, chunks: int) -> CheckOutcome:
+def check_row_count(rows_in_index: int, chunks: int, duplicates: int = 0) -> CheckOutcome:
+    """One row per distinct chunk: `duplicates` chunks repeat an earlier one and are not rows."""
+    expected = chunks - duplicates
+    repeated = f" ({duplicates} repeat an earlier chunk, indexed once)" if duplicates else ""
     problems = (
         []
-        if rows_in_index == chunks
-        else [f"{rows_in_index} rows in the index for {chunks} chunks"]
+        if rows_in_index == expected
+        else [f"{rows_in_index} rows in the index for {expected} distinct chunks{repeated}"]
     )
     return outcome(
         problems,
-        f"{rows_in_index} rows for {chunks} chunks",
-        {"rows": rows_in_index, "chunks": chunks},
+        f"{rows_in_index} rows for {chunks} chunks{repeated}",
+        {"rows": rows_in_index, "chunks": chunks, "duplicates": duplicates},
     )
 
 
@@ -43,4 +46,47 @@ def check_self_retrieval(
             problems.append(f"chunk {row.chunk_index}: top-1 was chunk {hits[0].chunk_index}")
     return outcome(
         problems, f"{len(sample)} sampled chunks found themselves top-1", {"sampled": len(sample)}
+    )
+
+
+COLLECTION_SAMPLE_PER_DOCUMENT = 2
+COLLECTION_TOP_K = 10
+
+
+def check_collection_self_retrieval(
+    index: MilvusIndex,
+    collection: str,
+    per_document: int = COLLECTION_SAMPLE_PER_DOCUMENT,
+    top_k: int = COLLECTION_TOP_K,
+) -> CheckOutcome:
+    """Sampled chunks of every document in the collection come back in the top `top_k` of an
+    unfiltered dense search by their own vector (or a chunk with the same text does).
+
+    The per-document check searches within its document only, so it misses a document whose
+    rows crowd every other document out of the collection-wide search.
+    """
+    entries = index.scan(collection, ["chunk_id", "doc_id", "chunk_index"])
+    by_doc: dict[str, list[dict]] = {}
+    for entry in sorted(entries, key=lambda e: (e["doc_id"], e["chunk_index"])):
+        by_doc.setdefault(entry["doc_id"], []).append(entry)
+    sampled = [e["chunk_id"] for rows in by_doc.values() for e in _sample(rows, per_document)]
+    rows = index.rows_by_id(collection, sampled, ["chunk_id", "doc_id", "text", "dense"])
+    hits = index.dense_search_many(collection, [r["dense"] for r in rows], top_k)
+    unreachable: dict[str, int] = {}
+    for row, found in zip(rows, hits, strict=True):
+        if not any(h.chunk_id == row["chunk_id"] or h.text == row["text"] for h in found):
+            unreachable[row["doc_id"]] = unreachable.get(row["doc_id"], 0) + 1
+    problems = [
+        f"{doc_id}: {missed} sampled chunks not in the top {top_k} by their own vector"
+        for doc_id, missed in sorted(unreachable.items())
+    ]
+    return outcome(
+        problems,
+        f"{len(rows)} sampled chunks of {len(by_doc)} documents found themselves "
+        f"in the top {top_k} of the whole collection",
+        {
+            "documents": len(by_doc),
+            "sampled": len(rows),
+            "unreachable_documents": len(unreachable),
+        },
     )

@@ -15,7 +15,11 @@ from rag_assets.embedding.rows import EmbeddingRow, dense_matrix, embedding_rows
 from rag_assets.index.rollback import replace_checked
 from rag_assets.index.rows import IndexReport, index_rows
 from rag_assets.quality.embeddings import check_embeddings
-from rag_assets.quality.index import check_row_count, check_self_retrieval
+from rag_assets.quality.index import (
+    check_collection_self_retrieval,
+    check_row_count,
+    check_self_retrieval,
+)
 from rag_assets.sources.keys import InvalidPartitionKey, check_partition_key
 
 EMBEDDING_VERSION = "2"  # 2: context_text is embedded
@@ -108,12 +112,17 @@ def vector_index(
             rows,
             lambda: {
                 "index_rows_match_chunks": check_row_count(
-                    index.count_document(collection, key), len(chunks)
+                    index.count_document(collection, key), len(chunks), len(chunks) - len(rows)
                 ),
                 "chunks_find_themselves": check_self_retrieval(index, collection, key, rows),
             },
         )
         count = index.count_document(collection, key)
+        if not checked.restored:
+            # After the write, across every document: this one must not have crowded others out.
+            checked.checks["collection_chunks_find_themselves"] = check_collection_self_retrieval(
+                index, collection
+            )
     if checked.restored:
         source = chunks[0].source_path if chunks else key
         raise Failure(description=f"{source}: {checked.reason()}", allow_retries=False)

@@ -1,0 +1,91 @@
+"""Identical chunks of a document are indexed once, and every document stays reachable by a
+collection-wide dense search (Milvus Lite in tmp_path, synthetic unit vectors)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rag_assets.contracts.chunk import ChunkRow, chunk_id_for
+from rag_assets.embedding.rows import EmbeddingRow
+from rag_assets.index.milvus import IndexRow, MilvusIndex
+from rag_assets.index.rows import DUPLICATE_COUNT, DUPLICATE_IDS, DUPLICATE_IDS_KEPT, index_rows
+from rag_assets.quality.index import check_collection_self_retrieval, check_row_count
+
+DIM = 16
+
+
+def chunk(doc_id: str, i: int, text: str) -> ChunkRow:
+    return ChunkRow(
+        chunk_id=chunk_id_for(doc_id, "semantic", i, text),
+        doc_id=doc_id,
+        source_path=f"{doc_id}.md",
+        source_sha256="0" * 64,
+        template="semantic",
+        chunk_index=i,
+        text=text,
+        context_text=f"Title › Part\n{text}",
+    )
+
+
+def unit(rng: np.random.Generator) -> list[float]:
+    v = rng.normal(size=DIM)
+    return (v / np.linalg.norm(v)).tolist()
+
+
+def test_identical_chunks_of_a_document_become_one_row_that_points_at_the_others():
+    rng = np.random.default_rng(0)
+    texts = ["Intro"] + ["Same section body."] * 150 + ["Outro"]
+    chunks = [chunk("doc-a", i, t) for i, t in enumerate(texts)]
+    # The same text in another document is that document's own row.
+    chunks.append(chunk("doc-b", 0, "Same section body."))
+    vectors = [EmbeddingRow(chunk_id=c.chunk_id, dense=unit(rng)) for c in chunks]
+
+    rows = index_rows(chunks, vectors)
+
+    assert [(r.doc_id, r.chunk_index) for r in rows] == [
+        ("doc-a", 0),
+        ("doc-a", 1),
+        ("doc-a", 151),
+        ("doc-b", 0),
+    ]
+    kept = rows[1]
+    assert kept.metadata[DUPLICATE_COUNT] == 149
+    assert kept.metadata[DUPLICATE_IDS] == [c.chunk_id for c in chunks[2:102]]
+    assert len(kept.metadata[DUPLICATE_IDS]) == DUPLICATE_IDS_KEPT
+    assert DUPLICATE_COUNT not in rows[3].metadata
+    doc_a_rows = sum(r.doc_id == "doc-a" for r in rows)
+    assert check_row_count(doc_a_rows, 152, duplicates=149).passed
+    assert not check_row_count(doc_a_rows, 152).passed
+    assert not check_row_count(152, 152, duplicates=149).passed
+
+
+@pytest.mark.slow
+def test_the_collection_check_finds_a_document_that_crowds_out_its_own_rows(tmp_path):
+    rng = np.random.default_rng(1)
+    with MilvusIndex(str(tmp_path / "milvus.db")) as index:
+        collection = index.ensure_collection("test-model", DIM, has_sparse=False)
+        for d in range(6):
+            doc_id = f"doc-{d}"
+            chunks = [chunk(doc_id, i, f"document {d} chunk {i}") for i in range(5)]
+            index.replace_document(
+                collection, doc_id, [IndexRow.from_chunk(c, unit(rng)) for c in chunks]
+            )
+        healthy = check_collection_self_retrieval(index, collection)
+        assert healthy.passed, healthy.description
+        assert healthy.metadata == {"documents": 6, "sampled": 12, "unreachable_documents": 0}
+
+        # 40 distinct texts behind one vector (what an embedder truncating over-long chunks
+        # yields): a dense search by it returns 10 of them, so most cannot be found.
+        shared = unit(rng)
+        poison = [chunk("doc-poison", i, f"table row {i}") for i in range(40)]
+        index.replace_document(
+            collection, "doc-poison", [IndexRow.from_chunk(c, shared) for c in poison]
+        )
+        crowded = check_collection_self_retrieval(index, collection, per_document=3)
+
+    assert not crowded.passed
+    assert crowded.metadata["documents"] == 7
+    assert crowded.metadata["unreachable_documents"] == 1
+    assert "doc-poison:" in crowded.description
+    assert "doc-0" not in crowded.description
