@@ -17,9 +17,13 @@ _LEADER_VALUE = re.compile(r"^(?P<key>.*?\S)(?:[ \t]*(?:[.·•․‥…][ \t]?)
 _NUMBER = re.compile(r"[-+(]?[$€£¥]?\d[\d,.]*%?\)?[.,;]?(?=\s|$)")
 
 
+def has_leader(row: list[str]) -> bool:
+    return any(_LEADER.search(cell) for cell in row)
+
+
 def is_leader_table(rows: list[list[str]]) -> bool:
     """Most rows hold a leader: a list set with dot leaders, not a grid."""
-    with_leader = sum(1 for row in rows if any(_LEADER.search(cell) for cell in row))
+    with_leader = sum(1 for row in rows if has_leader(row))
     return with_leader >= 2 and with_leader >= 0.5 * len(rows)
 
 

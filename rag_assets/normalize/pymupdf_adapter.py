@@ -30,6 +30,7 @@ from rag_assets.contracts.ir import (
     TableData,
 )
 from rag_assets.normalize.leaders import (
+    has_leader,
     is_leader_table,
     leader_lines_as_rows,
     split_leader_rows,
@@ -290,7 +291,8 @@ def _content(
     if _is_toc(box.lines):
         return "toc", _toc_text(box.lines), None
     if kind == "paragraph" and (rows := leader_lines_as_rows(box.lines)):
-        table = _table_data(rows, None)  # leader lines the layout took for a paragraph
+        # Leader lines the layout model took for a paragraph: key-value rows, no header.
+        table = _table_data([["", ""], *rows], None)
         return "table", table_to_markdown(table), table
     text = box.markdown.strip()
     return ("code" if text.startswith("```") else kind), text, None
@@ -304,7 +306,9 @@ def _table_content(boxes: list[_Box], index: int) -> tuple[ElementType, str, Tab
     if _is_toc(rows):
         return "toc", _toc_text(rows), None
     if is_leader_table(grid):
-        grid = split_leader_rows(grid)
+        # A first row set with a leader is data: the table gets an empty header above it.
+        header = [[""] * len(grid[0])] if has_leader(grid[0]) else []
+        grid = header + split_leader_rows(grid)
     table = _table_data(grid, _table_caption(boxes, index))
     return "table", table_to_markdown(table), table
 
