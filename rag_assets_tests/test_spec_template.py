@@ -473,11 +473,14 @@ def test_footnotes_attach_in_every_shape_and_marker_form(shape: str) -> None:
     ]
 
 
-def test_a_list_after_a_table_is_not_taken_for_its_notes() -> None:
+@pytest.mark.parametrize(
+    "steps", ["- (1) Valid only when set.\n- Then restart the card.", "1. Set it.\n2. Restart."]
+)
+def test_a_list_after_a_table_is_not_taken_for_its_notes(steps: str) -> None:
     doc = build(
         [
             element("table", "| Bit | Meaning |\n|---|---|\n| 0 | Enable (1) |"),
-            element("list", "- (1) Valid only when set.\n- Then restart the card."),
+            element("list", steps),
         ]
     )
     (row,) = of_type(spec(doc), "table_row")

@@ -18,6 +18,7 @@ A table row or glossary entry over `max_tokens` is cut between words, its prefix
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from typing import Annotated
 
@@ -42,6 +43,8 @@ from rag_assets.templates.tokens import TokenCounter, token_windows
 
 __all__ = ["SpecOptions", "SpecStructure", "SpecTemplate", "spec_structure"]
 
+# "1. Enable the clock.": an ordered list's item, a step rather than a note.
+_STEP = re.compile(r"^\s*\d{1,3}\.\s")
 # "1-3", "1-3,7", 5 or [1, 2, 3]; stored as sorted page numbers.
 PageList = Annotated[tuple[int, ...] | None, BeforeValidator(parse_pages)]
 
@@ -304,7 +307,10 @@ def _footnotes(doc: StandardizedDocument, index: int) -> list[str]:
         if element.type == "caption" or element.type in SKIPPED_TYPES:
             continue
         lines = [line for line in element.text.split("\n") if line.strip()]
-        marked = element.type in ("list", "paragraph") and all(map(is_footnote, lines))
+        marked = element.type in ("list", "paragraph") and all(
+            is_footnote(line) and not (element.type == "list" and _STEP.match(line))
+            for line in lines
+        )
         if element.type != "footnote" and not marked:
             break
         notes.extend(lines)
