@@ -8,7 +8,8 @@ path: Docling parses the file, the adapter and the repairs build the IR. docling
 `HierarchicalChunker` (installed with Docling) is asked live for its headings on the same
 documents, and must agree wherever we do not differ on purpose.
 
-Where we differ on purpose, and why (each pinned by a test below):
+Where we differ on purpose, and why (pinned by `test_where_we_differ_on_purpose`, the last
+one by `test_semantic_heading_tree_paths_and_heading_lines` in test_templates.py):
 - `    ## Bar` (four spaces): LangChain strips the indentation and splits on it; CommonMark,
   Docling and we read an indented code block, so `## Bar` is code, not a section.
 - A byte-order mark before `## Bar` mid-document: LangChain drops invisible characters
