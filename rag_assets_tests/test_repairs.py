@@ -891,3 +891,34 @@ def test_docling_pdf_levels_kept_when_its_layout_model_gives_them(levels, expect
     )
     after = to_ir(parsed, doc_id="spec", source_sha256="0" * 64)
     assert [e.level for e in after.headings() if e.type == "heading"] == expected
+
+
+@pytest.mark.parametrize(
+    ("file_format", "quote"),
+    [
+        ("md", "> # Quoted\n>\n> Quoted text.\n"),
+        ("html", "<blockquote><h2>Quoted</h2><p>Quoted text.</p></blockquote>"),
+    ],
+)
+def test_unstructured_quoted_heading_opens_no_section(
+    tmp_path: Path, file_format: str, quote: str
+) -> None:
+    from rag_assets.parsers.unstructured import UnstructuredParser
+
+    path = tmp_path / f"quote.{file_format}"
+    if file_format == "md":
+        path.write_text(f"# Guide\n\n## Usage\n\nBefore.\n\n{quote}\nAfter the quote.\n")
+    else:
+        path.write_text(
+            f"<html><body><h1>Guide</h1><h2>Usage</h2><p>Before.</p>{quote}"
+            "<p>After the quote.</p></body></html>"
+        )
+    doc = to_ir(UnstructuredParser().parse(path, file_format), doc_id="u", source_sha256="0" * 64)
+    assert [(e.type, e.text) for e in doc.elements] == [
+        ("heading", "# Guide"),
+        ("heading", "## Usage"),
+        ("paragraph", "Before."),
+        ("paragraph", "Quoted"),
+        ("paragraph", "Quoted text."),
+        ("paragraph", "After the quote."),
+    ]

@@ -67,7 +67,7 @@ class DoclingParser:
         if file_format in ("md", "txt"):
             data, notes = strip_front_matter(data)
         if file_format == "html":
-            from rag_assets.parsers.docling_quotes import unquote_html_headings
+            from rag_assets.parsers.quotes import unquote_html_headings
 
             data = unquote_html_headings(data)
         back: dict[str, str] = {}

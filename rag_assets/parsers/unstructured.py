@@ -22,6 +22,7 @@ import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from importlib.metadata import version
+from io import BytesIO
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -152,11 +153,19 @@ def _partitioner(file_format: str, strategy: str | None) -> Callable[[str], list
     if file_format == "html":
         from unstructured.partition.html import partition_html
 
-        return lambda name: partition_html(filename=name)
+        from rag_assets.parsers.quotes import unquote_html_headings
+
+        return lambda name: partition_html(
+            file=BytesIO(unquote_html_headings(Path(name).read_bytes())), metadata_filename=name
+        )
     if file_format == "md":
         from unstructured.partition.md import partition_md
 
-        return lambda name: partition_md(filename=name)
+        from rag_assets.parsers.quotes import QuotedHeadingsAsText
+
+        # Unstructured's own extensions, then ours: a heading in a quote is quoted text.
+        extensions = ["tables", "fenced_code", QuotedHeadingsAsText()]
+        return lambda name: partition_md(filename=name, extensions=extensions)
     from unstructured.partition.text import partition_text
 
     return lambda name: partition_text(filename=name)
