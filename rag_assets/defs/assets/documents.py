@@ -19,6 +19,8 @@ from rag_assets.sources.keys import InvalidPartitionKey, check_partition_key
 from rag_assets.sources.raw import RawDocument, capture_raw_document
 
 SOURCES_VERSION = "1"
+# Parsers: Markdown and HTML keep their typography and quoted headings stay quoted text.
+PARSE_VERSION = "2"
 NORMALIZE_VERSION = "3"  # IR repairs after every adapter; stated heading levels kept
 
 
@@ -70,7 +72,7 @@ def raw_documents(context: AssetExecutionContext, inbox: InboxResource) -> Outpu
     partitions_def=documents_partitions,
     io_manager_key="json_io_manager",
     group_name="documents",
-    code_version=SOURCES_VERSION,
+    code_version=PARSE_VERSION,
     deps=["parser_settings"],
     kinds={"python"},
     description="Layer 1: the chosen parser's own output, untouched (DoclingDocument or PyMuPDF JSON).",
