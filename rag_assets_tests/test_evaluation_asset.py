@@ -150,6 +150,13 @@ def test_cli_prints_the_table(corpus, capsys):
     assert main(args) == 1
     assert "no evaluation questions under" in capsys.readouterr().err
 
+    (empty / "bad.jsonl").write_text('{"id": "q1", "question": "no relevance given"}\n')
+    assert main(["evaluate", "--data-dir", data, "--eval-dir", str(empty)]) == 1
+    assert "bad.jsonl:1" in capsys.readouterr().err
+    args = ["evaluate", "--data-dir", data, "--eval-dir", eval_dir, "--templates", "nosuch"]
+    assert main(args) == 1
+    assert "unknown template 'nosuch'" in capsys.readouterr().err
+
 
 def test_floors_check_passes_at_the_floor_and_fails_below_or_unmeasured():
     metrics = {"auto/mrr@10": 0.5, "auto/recall@1": 0.4}

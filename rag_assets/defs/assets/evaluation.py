@@ -28,6 +28,7 @@ from rag_assets.defs.assets.documents import normalized_documents
 from rag_assets.defs.metadata import seconds
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import CollectionsResource, EmbeddingResource, MilvusResource
+from rag_assets.errors import ConfigurationError
 from rag_assets.retrieval.evaluation import (
     TOP_K,
     Comparison,
@@ -96,7 +97,10 @@ def retrieval_evaluation(
 
     started = time.perf_counter()
     eval_dir = Path(evaluation.eval_dir)
-    sets = load_eval_sets(eval_dir) if eval_dir.is_dir() else []
+    try:
+        sets = load_eval_sets(eval_dir) if eval_dir.is_dir() else []
+    except ConfigurationError as error:
+        raise Failure(description=str(error), allow_retries=False) from error
     questions = [q for s in sets for q in s.questions]
     if not questions:
         raise Failure(
@@ -120,21 +124,24 @@ def retrieval_evaluation(
             text_analyzer=milvus.text_analyzer,
         )
 
-    comparison = compare_templates(
-        documents,
-        questions,
-        run_specs(config.templates, config.single_retriever_template or None),
-        embedder,
-        embedding.token_counter(),
-        open_index,
-        options={
-            "max_tokens": collections.max_tokens,
-            "overlap_tokens": collections.overlap_tokens,
-        },
-        fusion=FusionSettings.from_env(),
-        top_k=config.top_k,
-        log=context.log.info,
-    )
+    try:
+        comparison = compare_templates(
+            documents,
+            questions,
+            run_specs(config.templates, config.single_retriever_template or None),
+            embedder,
+            embedding.token_counter(),
+            open_index,
+            options={
+                "max_tokens": collections.max_tokens,
+                "overlap_tokens": collections.overlap_tokens,
+            },
+            fusion=FusionSettings.from_env(),
+            top_k=config.top_k,
+            log=context.log.info,
+        )
+    except ConfigurationError as error:  # an unknown template, a collection of another model
+        raise Failure(description=str(error), allow_retries=False) from error
     flat = comparison.flat_metrics()
     yield Output(
         comparison,
