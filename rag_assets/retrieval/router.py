@@ -32,7 +32,7 @@ _GLOSSARY = [
     )
 ]
 # "What is RW1C?": a bare short name without an article is a term, too.
-_BARE_TERM = re.compile(r"^what\s+(?:is|are)\s+(?P<term>[A-Z0-9][\w/-]{1,20})\s*\??$")
+_BARE_TERM = re.compile(r"^(?i:what\s+(?:is|are))\s+(?P<term>[A-Z0-9][\w/-]{1,20})\s*\??$")
 _TABLE_WORDS = re.compile(
     r"\b(?:registers?|fields?|bits?|offsets?|reset\s+values?|default\s+values?|tables?|"
     r"columns?|rows?|parameters?|allowances?|rates?|address(?:es)?|values?)\b|"
