@@ -143,6 +143,8 @@ def test_cli_prints_the_table(corpus, capsys):
     assert "| slice | n | run | R@1 | R@5 | R@10 | MRR@10 | nDCG@10 | reachable |" in out
     assert "| lang:zh | 1 | semantic:bm25 |" in out
     assert "3 questions over 2 documents, 1 skipped" in out
+    (run,) = corpus.instance.get_runs(limit=1)  # recorded in the instance the UI reads
+    assert run.job_name == "evaluate_retrieval" and run.is_success
 
     empty = corpus.root / "no-sets"
     empty.mkdir()

@@ -197,13 +197,13 @@ def evaluate(
 ) -> ExecuteInProcessResult:
     """Materialize retrieval_evaluation on the instance under the data dir (the CLI's path)."""
     from rag_assets.defs.build import build_defs
+    from rag_assets.defs.jobs import EVALUATION_JOB
     from rag_assets.instance import open_instance
 
-    job = build_defs(settings).resolve_implicit_global_asset_job_def()
+    job = build_defs(settings).resolve_job_def(EVALUATION_JOB)
     config = {"templates": templates} if templates else {}
     return job.execute_in_process(
         instance=instance or open_instance(settings),
-        asset_selection=[retrieval_evaluation.key],
         raise_on_error=False,
         run_config={
             "ops": {"retrieval_evaluation": {"config": config}},
