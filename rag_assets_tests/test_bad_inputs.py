@@ -23,7 +23,7 @@ from rag_assets.contracts.chunk import ChunkRow, chunk_id_for
 from rag_assets.contracts.ir import DocumentElement
 from rag_assets.index.milvus import IndexRow, MilvusIndex
 from rag_assets.index.rollback import replace_checked
-from rag_assets.normalize.repairs.furniture import retype_furniture
+from rag_assets.normalize.repairs.furniture import restore_lone_furniture, retype_furniture
 from rag_assets.quality.index import check_self_retrieval
 
 REPO = Path(__file__).resolve().parents[1]
@@ -271,6 +271,21 @@ def test_a_page_holding_one_line_keeps_it():
     ]
     out, retyped = retype_furniture(with_body)
     assert retyped == 30 and {e.type for e in out[::2]} == {"page_header"}
+
+
+def test_a_layout_models_header_alone_on_its_page_is_text_again():
+    def line(text: str, page: int, kind: str = "page_header") -> DocumentElement:
+        return DocumentElement(type=kind, text=text, page_start=page, page_end=page)
+
+    elements = [
+        line("Line 1 of the log.", 1),  # alone on its page: the page's content
+        line("Running title", 2),  # over body text: stays a header
+        line("Body of page two.", 2, "paragraph"),
+        line("- 3 -", 3, "page_footer"),  # a bare page label on a blank page
+    ]
+    out, restored = restore_lone_furniture(elements)
+    assert restored == 1
+    assert [e.type for e in out] == ["paragraph", "page_header", "paragraph", "page_footer"]
 
 
 @pytest.mark.slow

@@ -497,6 +497,7 @@ def test_repair_document_counts_and_keeps_furniture_out_of_the_markdown() -> Non
     assert repaired.metadata["repairs"] == {
         "hyphens_joined": 1,
         "cjk_spaces_removed": 0,
+        "furniture_restored": 0,
         "furniture_retyped": 2,
         "tables_merged": 1,
         "heading_levels": 1,
@@ -573,6 +574,7 @@ def test_docling_redp5110_levels_agree_with_numbering(shared_fixtures: Path) -> 
     assert after.metadata["repairs"] == {
         "hyphens_joined": 0,
         "cjk_spaces_removed": 0,
+        "furniture_restored": 0,
         "furniture_retyped": 0,
         "tables_merged": 0,
         "heading_levels": 17,
@@ -842,6 +844,7 @@ def test_normalized_documents_metadata_shows_the_repair_counts(tmp_path: Path) -
     assert materialization.metadata["repairs"].value == {
         "hyphens_joined": 0,
         "cjk_spaces_removed": 0,
+        "furniture_restored": 0,
         "furniture_retyped": 0,
         "tables_merged": 0,
         "heading_levels": 0,

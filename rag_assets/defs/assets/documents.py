@@ -90,7 +90,9 @@ def parsed_documents(
             Path(raw_documents.stored_path), raw_documents.file_format
         )
     except (DocumentError, ConfigurationError) as error:
-        raise _document_failure(context, error) from error
+        # Parsers name the fixed copy under raw/; a person knows the file by its inbox path.
+        shown = str(error).replace(raw_documents.stored_path, raw_documents.source_path)
+        raise _document_failure(context, type(error)(shown)) from None
     context.log.info(f"{raw_documents.source_path}: parser {choice.parser} ({choice.reason})")
     for note in [*choice.fallbacks, *parsed.notes]:
         context.log.warning(f"{raw_documents.source_path}: {note}")

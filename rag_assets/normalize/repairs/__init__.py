@@ -12,7 +12,11 @@ from collections.abc import Callable
 
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
 from rag_assets.normalize.markdown import assemble_markdown
-from rag_assets.normalize.repairs.furniture import FURNITURE_TYPES, retype_furniture
+from rag_assets.normalize.repairs.furniture import (
+    FURNITURE_TYPES,
+    restore_lone_furniture,
+    retype_furniture,
+)
 from rag_assets.normalize.repairs.heading_levels import recover_heading_levels
 from rag_assets.normalize.repairs.tables import merge_continued_tables
 from rag_assets.normalize.repairs.text import join_hyphenated, remove_cjk_spaces
@@ -22,6 +26,7 @@ Repair = Callable[[list[DocumentElement]], tuple[list[DocumentElement], int]]
 REPAIRS: tuple[tuple[str, Repair], ...] = (
     ("hyphens_joined", join_hyphenated),
     ("cjk_spaces_removed", remove_cjk_spaces),
+    ("furniture_restored", restore_lone_furniture),
     ("furniture_retyped", retype_furniture),
     ("tables_merged", merge_continued_tables),
     ("heading_levels", recover_heading_levels),

@@ -52,6 +52,33 @@ _DATE = re.compile(
 )
 
 
+def restore_lone_furniture(
+    elements: list[DocumentElement],
+) -> tuple[list[DocumentElement], int]:
+    """Parser-typed headers/footers back to paragraphs on pages that hold no other text.
+
+    Layout models type a page's lone line as its header: on a document of one line per page
+    (a log, a scanned slip) that would be every word. A bare page label or date stays furniture.
+    """
+    body_pages = {
+        e.page_start for e in elements if e.type not in FURNITURE_TYPES and e.text.strip()
+    }
+    restored = {
+        i
+        for i, e in enumerate(elements)
+        if e.type in FURNITURE_TYPES
+        and e.page_start not in body_pages
+        and e.text.strip()
+        and not _PAGE_LABEL.match(" ".join(e.text.split()))
+        and not _DATE.match(" ".join(e.text.split()))
+    }
+    out = [
+        e.model_copy(update={"type": "paragraph"}) if i in restored else e
+        for i, e in enumerate(elements)
+    ]
+    return out, len(restored)
+
+
 def retype_furniture(elements: list[DocumentElement]) -> tuple[list[DocumentElement], int]:
     """Retype untyped running headers/footers; returns the elements and how many were retyped."""
     boxes: dict[int, BBox] = {i: e.bbox for i, e in enumerate(elements) if e.bbox is not None}
