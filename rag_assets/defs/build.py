@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dagster import Definitions
+import os
+
+from dagster import Definitions, EnvVar
 from pydantic import ValidationError
 
 from rag_assets.defs.assets.chunking import document_chunks, table_markdown
@@ -27,6 +29,14 @@ from rag_assets.errors import ConfigurationError
 from rag_assets.llm.settings import LLMSettings
 from rag_assets.settings import Settings
 from rag_assets.sources.collections import load_collections
+
+
+def _secret(value: str | None, variable: str) -> str | EnvVar | None:
+    """A setting that may hold credentials, as Dagster's EnvVar when it came from `variable`:
+    the instance then stores the variable's name in run and job snapshots, not its value."""
+    if value is not None and value == (os.environ.get(variable) or "").strip():
+        return EnvVar(variable)
+    return value
 
 
 def llm_settings(settings: Settings) -> LLMSettings:
@@ -87,14 +97,18 @@ def build_defs(settings: Settings) -> Definitions:
             ),
             "embedding": EmbeddingResource(model=settings.embedding_model),
             "llm": LLMResource(
-                **llm_settings(settings).model_dump(), cache_dir=str(settings.data_dir / "cache")
+                **{
+                    **llm_settings(settings).model_dump(),
+                    "base_url": _secret(llm_settings(settings).base_url, "RAG_ASSETS_LLM_BASE_URL"),
+                },
+                cache_dir=str(settings.data_dir / "cache"),
             ),
             "evaluation": EvaluationResource(
                 eval_dir=str(settings.evaluation_dir), storage_root=root
             ),
             "milvus": MilvusResource(
-                uri=settings.resolved_milvus_uri,
-                token=settings.milvus_token,
+                uri=_secret(settings.resolved_milvus_uri, "RAG_ASSETS_MILVUS_URI"),
+                token=_secret(settings.milvus_token, "RAG_ASSETS_MILVUS_TOKEN"),
                 text_analyzer=settings.text_analyzer,
             ),
         },

@@ -44,6 +44,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.errors import ConfigurationError
+from rag_assets.redaction import redact_url
 from rag_assets.retrieval.language import detect_language
 
 logger = logging.getLogger(__name__)
@@ -311,7 +312,7 @@ class MilvusIndex:
                     f"{k}: has {h!r}, wanted {w!r}" for k, (h, w) in mismatch.items()
                 )
                 raise ConfigurationError(
-                    f"collection {name!r} at {self.uri} was made for another model or analyzer "
+                    f"collection {name!r} at {redact_url(self.uri)} was made for another model or analyzer "
                     f"({details}); use another collection_prefix or drop the collection"
                 )
         else:
@@ -383,7 +384,7 @@ class MilvusIndex:
         """
         if collection not in self._loaded:
             if not self._client.has_collection(collection):
-                raise ConfigurationError(f"no collection {collection!r} at {self.uri}")
+                raise ConfigurationError(f"no collection {collection!r} at {redact_url(self.uri)}")
             self._check_schema(collection)
             fields = self._client.describe_collection(collection)["fields"]
             self._client.load_collection(collection)
@@ -399,7 +400,7 @@ class MilvusIndex:
                 f"schema version {found}" if found else "an older schema (no version recorded)"
             )
             raise OutdatedCollectionError(
-                f"collection {collection!r} at {self.uri} was made by {made_by}; this code "
+                f"collection {collection!r} at {redact_url(self.uri)} was made by {made_by}; this code "
                 f"reads and writes schema version {SCHEMA_VERSION}. Re-index the documents "
                 f"into a fresh collection (drop this one, or use another collection_prefix)."
             )

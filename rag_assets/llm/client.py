@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from rag_assets.errors import ConfigurationError
 from rag_assets.llm.settings import LLMSettings
+from rag_assets.redaction import redact_url, scrub, split_userinfo, url_secrets
 
 log = logging.getLogger(__name__)
 
@@ -89,12 +90,15 @@ class LLMClient:
             log.info(
                 "%s is not set; calling %s without an API key",
                 settings.api_key_env,
-                settings.base_url,
+                redact_url(settings.base_url),
             )
         self.settings = settings
+        # Credentials in the URL go to Basic auth, so no request URL (httpx logs them) holds them.
+        base_url, userinfo = split_userinfo(settings.base_url)
         self._openai = openai.OpenAI(
-            base_url=settings.base_url,
+            base_url=base_url,
             api_key=key or _NO_KEY,
+            http_client=openai.DefaultHttpxClient(auth=userinfo) if userinfo else None,
             timeout=settings.timeout_s,
             max_retries=settings.max_retries,
         )
@@ -103,7 +107,7 @@ class LLMClient:
         self._usage = LLMUsage()
 
     def __repr__(self) -> str:
-        return f"LLMClient(base_url={self.settings.base_url!r}, model={self.settings.model!r})"
+        return f"LLMClient(base_url={redact_url(self.settings.base_url)!r}, model={self.settings.model!r})"
 
     @property
     def usage(self) -> LLMUsage:
@@ -234,12 +238,14 @@ class LLMClient:
         return f"{type(error).__name__} from {self._host()}"
 
     def _redact(self, text: str) -> str:
-        # Servers echo requests in error bodies; the key must not travel on in a reason.
+        # Servers echo requests in error bodies; no credential may travel on in a reason.
         key = self._openai.api_key
-        return text.replace(key, "***") if key and key != _NO_KEY else text
+        secrets = [key] if key and key != _NO_KEY else []
+        return scrub(text, [*secrets, *url_secrets(self.settings.base_url)])
 
     def _host(self) -> str:
-        return urlsplit(self.settings.base_url or "").netloc
+        """host:port only: the base URL's userinfo is a credential."""
+        return urlsplit(redact_url(self.settings.base_url)).netloc.removeprefix("***@")
 
 
 def parse_json_answer(text: str, schema: type[Schema]) -> Schema:

@@ -10,6 +10,9 @@ import os
 
 from pydantic import BaseModel, Field, model_validator
 
+from rag_assets.errors import ConfigurationError
+from rag_assets.redaction import url_secrets
+
 
 def _env(name: str) -> str | None:
     value = os.environ.get(name, "").strip()
@@ -43,6 +46,11 @@ class LLMSettings(BaseModel, extra="forbid"):
     @classmethod
     def from_env(cls, base: dict | None = None) -> LLMSettings:
         """`base` (e.g. rag_collections.yaml's `llm:` section) under the environment's values."""
+        if url_secrets(str((base or {}).get("base_url") or "")):
+            raise ConfigurationError(
+                "the `llm.base_url` in the collections file holds credentials; files are copied "
+                "and shown, so set that URL in RAG_ASSETS_LLM_BASE_URL instead"
+            )
         return cls(**{**(base or {}), **env_values()})
 
 

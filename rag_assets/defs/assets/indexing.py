@@ -20,6 +20,7 @@ from rag_assets.quality.index import (
     check_row_count,
     check_self_retrieval,
 )
+from rag_assets.redaction import redact_url
 from rag_assets.sources.keys import InvalidPartitionKey, check_partition_key
 
 EMBEDDING_VERSION = "2"  # 2: context_text is embedded
@@ -130,7 +131,7 @@ def vector_index(
     report = IndexReport(
         doc_id=key,
         collection=collection,
-        uri=milvus.uri,
+        uri=redact_url(milvus.uri),
         model=embedder.name,
         dimension=embedder.dimension,
         rows=count,
@@ -141,7 +142,7 @@ def vector_index(
         report,
         metadata={
             "collection": collection,
-            "milvus_uri": milvus.uri,
+            "milvus_uri": redact_url(milvus.uri),
             "rows": count,
             "deleted_stale": replaced.deleted,
             "index_seconds": seconds(time.perf_counter() - started),
