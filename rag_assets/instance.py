@@ -1,26 +1,98 @@
-"""The Dagster instance under the data dir, shared by the CLI and `rag-assets ui`."""
+"""The Dagster instance under the data dir, shared by the CLI and `rag-assets ui`.
+
+Two processes may start on one fresh data folder at once (two ingests, an ingest and the UI):
+the first-time set-up (copying dagster.yaml, creating the SQLite storages and stamping their
+schema) runs under a file lock, or one process dies on "table already exists" and the run
+storage can end with two schema heads. Ingests take the whole folder, one at a time: a second
+one waits and says who holds it. File locks (flock) are released by the kernel when their
+process dies, so kill -9 never leaves a folder held.
+"""
 
 from __future__ import annotations
 
+import logging
+import os
 import shutil
+import socket
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+from filelock import FileLock, Timeout
 
 from rag_assets.settings import Settings
 
+logger = logging.getLogger(__name__)
+
 # The repository's instance config (queued runs, pools); absent in a non-editable install.
 REPO_INSTANCE_YAML = Path(__file__).resolve().parents[1] / "dagster.yaml"
+SETUP_LOCK = ".setup.lock"
+INGEST_LOCK = ".ingest.lock"
+INGEST_OWNER = ".ingest.owner"  # who holds INGEST_LOCK, for the waiting process's message
+WAIT_POLL_S = 2.0
+
+
+def _setup_lock(home: Path) -> FileLock:
+    home.mkdir(parents=True, exist_ok=True)
+    return FileLock(home / SETUP_LOCK)
 
 
 def ensure_dagster_home(settings: Settings) -> Path:
     home = settings.dagster_home
-    home.mkdir(parents=True, exist_ok=True)
-    target = home / "dagster.yaml"
-    if not target.exists() and REPO_INSTANCE_YAML.is_file():
-        shutil.copyfile(REPO_INSTANCE_YAML, target)
+    with _setup_lock(home):
+        target = home / "dagster.yaml"
+        if not target.exists() and REPO_INSTANCE_YAML.is_file():
+            shutil.copyfile(REPO_INSTANCE_YAML, target)
     return home
 
 
 def open_instance(settings: Settings):
     from dagster import DagsterInstance
 
-    return DagsterInstance.from_config(str(ensure_dagster_home(settings)))
+    home = ensure_dagster_home(settings)
+    with _setup_lock(home):
+        # Builds the run, event log and schedule storages, creating their tables when new.
+        return DagsterInstance.from_config(str(home))
+
+
+def process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True
+
+
+def owner_line() -> str:
+    return f"ingest pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%H:%M:%S')}"
+
+
+@contextmanager
+def hold_data_folder(data_dir: Path, poll_s: float = WAIT_POLL_S) -> Iterator[None]:
+    """Hold the data folder for one ingest. A second ingest sleeps until the first ends, saying
+    at INFO which process holds it; SIGINT and SIGTERM end the wait as usual."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(data_dir / INGEST_LOCK)
+    owner_file = data_dir / INGEST_OWNER
+    announced = ""
+    while True:
+        try:
+            lock.acquire(timeout=poll_s)
+            break
+        except Timeout:
+            owner = owner_file.read_text() if owner_file.exists() else "another ingest"
+            if owner != announced:
+                logger.info(
+                    "waiting for the data folder %s: %s holds it (one ingest at a time)",
+                    data_dir,
+                    owner,
+                )
+                announced = owner
+    try:
+        owner_file.write_text(owner_line())
+        yield
+    finally:
+        lock.release()

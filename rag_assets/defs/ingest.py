@@ -20,8 +20,9 @@ from rag_assets.defs.build import build_defs
 from rag_assets.defs.incremental import PartitionPlan, plan_runs, report_changes
 from rag_assets.defs.jobs import INGEST_JOB
 from rag_assets.defs.partitions import documents_partitions
+from rag_assets.defs.recovery import process_tags, recover_dead_runs, wait_for_pools
 from rag_assets.defs.status import failure_reason
-from rag_assets.instance import open_instance
+from rag_assets.instance import hold_data_folder, open_instance
 from rag_assets.settings import Settings
 from rag_assets.sources.inbox import (
     SkippedFile,
@@ -189,12 +190,23 @@ def ingest(
     failing document is reported and the others still land. `instance` defaults to
     the one under the data dir. Only what is stale runs: the files' and settings' versions are
     reported first, and a document whose every asset is fresh starts no run at all.
+
+    One ingest holds the data folder at a time (a second waits); runs left unfinished by a
+    killed process are marked failed and their pool slots freed before anything runs.
     """
+    with hold_data_folder(settings.data_dir):
+        return _ingest(settings, paths, instance, log_level)
+
+
+def _ingest(
+    settings: Settings, paths: list[Path], instance, log_level: str
+) -> list[DocumentOutcome]:
     relative_paths, skipped = place_in_inbox(
         paths, settings.inbox_dir, settings.inbox_follow_symlinks
     )
     keys = [partition_key_for(p) for p in relative_paths]
     instance = instance or open_instance(settings)
+    recover_dead_runs(instance)
     instance.add_dynamic_partitions(documents_partitions.name, keys)
     defs = build_defs(settings)
     job = defs.resolve_job_def(INGEST_JOB)
@@ -214,8 +226,13 @@ def ingest(
             outcome = DocumentOutcome(key, relative_path, True)
             outcomes.append(_fill_from_instance(outcome, instance, graph.asset_check_keys, set()))
             continue
+        # Dagster's own wait for a pool slot is logged at DEBUG and ignores SIGINT: wait here.
+        wait_for_pools(
+            instance, {defs.get_assets_def(AssetKey(a)).op.pool for a in plan.assets} - {None}
+        )
         result = job.execute_in_process(
             partition_key=key,
+            tags=process_tags(),
             asset_selection=[AssetKey(a) for a in plan.assets],
             instance=instance,
             raise_on_error=False,

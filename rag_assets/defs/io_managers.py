@@ -7,6 +7,7 @@ row sets as Parquet. Files live at `<root>/<asset>/<partition>.<ext>`.
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any
 
 import pyarrow as pa
@@ -28,12 +29,26 @@ class _PartitionSafe(UPathIOManager):
         # Refuses keys not minted by rag_assets (the UI can add any), so no path escapes the root.
         return base_path / check_partition_key(partition)
 
+    def handle_output(self, context: OutputContext, obj: Any) -> None:
+        # A backfill range's step returns {partition key: value}; each lands at its own path.
+        if context.has_asset_partitions and isinstance(obj, dict):
+            for key, path in self._get_paths_for_partitions(context).items():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self.dump_to_path(context, obj[key], path)
+            return
+        super().handle_output(context, obj)
+
+
+def _temporary(path: UPath) -> UPath:
+    # One name per writer: two runs writing one partition at once never share a temporary file.
+    return path.with_name(f"{path.name}.{uuid.uuid4().hex}.tmp")
+
 
 class PydanticJsonIOManager(_PartitionSafe):
     extension = ".json"
 
     def dump_to_path(self, context: OutputContext, obj: BaseModel, path: UPath) -> None:
-        tmp = path.with_suffix(".json.tmp")
+        tmp = _temporary(path)
         tmp.write_text(obj.model_dump_json(indent=1), encoding="utf-8")
         tmp.rename(path)  # readers never see half a file
 
@@ -49,7 +64,7 @@ class ParquetIOManager(_PartitionSafe):
     extension = ".parquet"
 
     def dump_to_path(self, context: OutputContext, obj: pa.Table, path: UPath) -> None:
-        tmp = path.with_suffix(".parquet.tmp")
+        tmp = _temporary(path)
         with tmp.open("wb") as handle:
             pq.write_table(obj, handle)
         tmp.rename(path)

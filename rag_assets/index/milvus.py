@@ -83,6 +83,8 @@ MAX_NAME_LENGTH = 255
 
 _lite_lock = threading.Lock()
 _lite_users: dict[str, int] = {}  # Lite folder -> open MilvusIndex objects in this process
+_lite_holds: dict[str, Any] = {}  # Lite folder -> this process's FileLock on it
+LITE_WAIT_S = 600.0  # how long another rag_assets process's use of the Lite file is waited for
 
 
 class IndexUnavailableError(RuntimeError):
@@ -223,6 +225,9 @@ class MilvusIndex:
         if self._lite_path is None:
             return MilvusClient(uri=self.uri, token=token or "")
         Path(self._lite_path).parent.mkdir(parents=True, exist_ok=True)
+        with _lite_lock:
+            if self._lite_path not in _lite_holds:
+                _lite_holds[self._lite_path] = _hold_lite_file(self._lite_path)
         started = time.monotonic()
         attempts = len(OPEN_DELAYS) + 1
         for attempt in range(attempts):
@@ -231,6 +236,9 @@ class MilvusIndex:
                 break
             except ConnectionConfigException as exc:
                 if attempt == attempts - 1:
+                    with _lite_lock:
+                        if not _lite_users.get(self._lite_path):
+                            _lite_holds.pop(self._lite_path).release()
                     raise IndexUnavailableError(
                         f"could not open the Milvus Lite file {self._lite_path} after {attempts} "
                         f"attempts over {time.monotonic() - started:.0f} s: most likely another "
@@ -264,7 +272,8 @@ class MilvusIndex:
                 _lite_users[self._lite_path] = users
                 return
             _lite_users.pop(self._lite_path, None)
-        server_manager_instance.release_server(self._lite_path)
+            server_manager_instance.release_server(self._lite_path)
+            _lite_holds.pop(self._lite_path).release()
 
     def __enter__(self) -> MilvusIndex:
         return self
@@ -595,6 +604,28 @@ class MilvusIndex:
             search_params={"metric_type": metric},
         )
         return [_hit(hit) for hit in result[0]]
+
+
+def _hold_lite_file(path: str) -> Any:
+    """This process's claim on a Milvus Lite file, which serves one process at a time: another
+    rag_assets process (an ingest, a query, the UI) waits for it and says so at INFO. A file
+    lock, so a killed holder frees it."""
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(f"{path}.lock", thread_local=False)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        logger.info("waiting for the Milvus Lite file %s: another process is using it", path)
+        try:
+            lock.acquire(timeout=LITE_WAIT_S)
+        except Timeout as exc:
+            raise IndexUnavailableError(
+                f"another process has held the Milvus Lite file {path} for over "
+                f"{LITE_WAIT_S:.0f} s (Milvus Lite serves one process at a time); "
+                f"use a Milvus server uri to share the index."
+            ) from exc
+    return lock
 
 
 def _hit(hit: Any) -> SearchHit:

@@ -1,0 +1,178 @@
+"""kill -9 of a real `rag-assets ingest` at every step, and waits for pool slots held by others.
+
+Each crash leaves what a real one does (a run stuck STARTED holding its pool slots, half-written
+files, a Milvus Lite file closed uncleanly); the next ingest must clear it and give the rows
+of a clean run.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from dagster import DagsterEventType, DagsterRun, DagsterRunStatus
+from dagster._core.utils import make_new_run_id
+
+from rag_assets.defs.ingest import ingest
+from rag_assets.defs.recovery import HOST_TAG, PID_TAG, wait_for_pools
+from rag_assets.index.milvus import MilvusIndex
+from rag_assets.instance import open_instance
+from rag_assets.settings import Settings
+
+CLI = str(Path(sys.executable).with_name("rag-assets"))
+STEPS = [
+    "raw_documents",
+    "parsed_documents",
+    "normalized_documents",
+    "table_markdown",
+    "document_chunks",
+    "chunk_embeddings",
+    "vector_index",
+]
+DOCUMENT = """# Field notes
+
+## Pumps
+
+The pump station lifts water forty metres to the reservoir on the ridge, day and night.
+
+## Valves
+
+Each valve is checked monthly and its seal replaced every two years by the crew.
+
+## Filters
+
+Sand filters are backwashed when the pressure drop across the bed exceeds half a bar.
+"""
+
+
+def rows_in_index(data_dir: Path) -> list[dict]:
+    with MilvusIndex(str(data_dir / "milvus.db")) as index:
+        [collection] = index.list_collections()
+        rows = index.scan(
+            collection, ["chunk_id", "doc_id", "text", "chunk_index", "header_path", "metadata"]
+        )
+    return sorted(rows, key=lambda r: r["chunk_id"])
+
+
+def started_steps(instance, run_id: str) -> set[str]:
+    return {e.step_key for e in instance.all_logs(run_id, of_type=DagsterEventType.STEP_START)}
+
+
+def kill_at_step(data_dir: Path, document: Path, step: str) -> str:
+    """Start an ingest, kill -9 it as soon as its run starts `step`; the run's id."""
+    instance = open_instance(Settings.from_env(data_dir))
+    known = {r.run_id for r in instance.get_runs()}
+    child = subprocess.Popen(
+        [CLI, "ingest", "--data-dir", str(data_dir), str(document)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        while child.poll() is None:
+            runs = [r for r in instance.get_runs() if r.run_id not in known]
+            if runs and step in started_steps(instance, runs[0].run_id):
+                os.kill(child.pid, signal.SIGKILL)
+                child.wait()
+                return runs[0].run_id
+            time.sleep(0.05)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    pytest.fail(f"the ingest ended (rc {child.returncode}) before step {step} started")
+
+
+@pytest.mark.slow
+def test_kill_9_at_every_step_then_a_rerun_gives_the_rows_of_a_clean_run(tmp_path):
+    document = tmp_path / "notes.md"
+    document.write_text(DOCUMENT)
+    clean = tmp_path / "clean"
+    assert all(o.success for o in ingest(Settings.from_env(clean), [document]))
+    expected = rows_in_index(clean)
+    assert expected
+
+    # One data folder: each ingest after a crash is itself killed at the next step, so every
+    # step's crash is followed by a run that has to get past what it left.
+    crashed = tmp_path / "crashed"
+    killed = [kill_at_step(crashed, document, step) for step in STEPS]
+    rerun = subprocess.run(
+        [CLI, "ingest", "--data-dir", str(crashed), str(document)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    assert "ok     notes.md" in rerun.stdout
+    assert rows_in_index(crashed) == expected
+
+    instance = open_instance(Settings.from_env(crashed))
+    for run_id in killed:
+        assert instance.get_run_by_id(run_id).status == DagsterRunStatus.FAILURE
+    assert instance.event_log_storage.get_concurrency_run_ids() == set()
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.slow
+def test_a_wait_for_a_pool_slot_is_said_sleeps_and_ends_on_sigterm(tmp_path):
+    document = tmp_path / "notes.md"
+    document.write_text(DOCUMENT)
+    data_dir = tmp_path / "data"
+    instance = open_instance(Settings.from_env(data_dir))
+    # A live run of another process holds the milvus slot.
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    run = instance.add_run(
+        DagsterRun(
+            job_name="ingest_documents",
+            run_id=make_new_run_id(),
+            status=DagsterRunStatus.STARTED,
+            tags={PID_TAG: str(holder.pid), HOST_TAG: socket.gethostname()},
+        )
+    )
+    instance.event_log_storage.initialize_concurrency_limit_to_default("milvus")
+    claim = instance.event_log_storage.claim_concurrency_slot("milvus", run.run_id, "vector_index")
+    assert claim.is_claimed
+    waiting = subprocess.Popen(
+        [CLI, "ingest", "--data-dir", str(data_dir), str(document)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(x) for x in waiting.stderr], daemon=True).start()
+    try:
+        deadline = time.monotonic() + 600
+        said = ""
+        while "waiting for a slot of pool milvus" not in said:
+            try:
+                said = lines.get(timeout=1)
+            except queue.Empty:
+                assert waiting.poll() is None, "the ingest ended without waiting"
+                assert time.monotonic() < deadline, "no wait was said"
+        assert f"held by run {run.run_id[:8]} (ingest_documents" in said
+        assert f"pid {holder.pid}" in said
+        cpu = _cpu_seconds(waiting.pid)
+        time.sleep(5)
+        assert _cpu_seconds(waiting.pid) - cpu < 1.0  # sleeps, never spins
+        waiting.send_signal(signal.SIGTERM)
+        assert waiting.wait(timeout=15) == -signal.SIGTERM
+    finally:
+        if waiting.poll() is None:
+            waiting.kill()
+        holder.kill()
+        holder.wait()
+
+    # The holder's process is gone: its run is failed and its slot freed before anyone waits.
+    wait_for_pools(instance, ["milvus"], poll_s=0.1)
+    assert instance.get_run_by_id(run.run_id).status == DagsterRunStatus.FAILURE
+    assert instance.event_log_storage.get_concurrency_run_ids() == set()
