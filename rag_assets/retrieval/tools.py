@@ -243,8 +243,10 @@ def _defined_in_text(box: Toolbox, term: str, limit: int) -> list[GlossaryEntry]
 def table_rows(
     box: Toolbox, keywords: list[str], attribute: str | None = None, top_k: int = 8
 ) -> list[TableRow]:
-    """Rows of the best-matching table and table_row chunks, best first; with `attribute`,
-    only rows that have that column (case- and width-insensitive)."""
+    """Rows of the best-matching table and table_row chunks; with `attribute`, only rows that
+    have that column (case- and width-insensitive). Rows sharing more keywords with their
+    table's name and values come first ("bits 15:8" picks the 15:8 row over its neighbours,
+    which the analyzer may not tell apart), search order breaking ties."""
     query = " ".join(keywords)
     filters = SearchFilters(chunk_types=["table", "table_row"])
     rows: list[TableRow] = []
@@ -258,6 +260,10 @@ def table_rows(
                 continue
             seen.add(key)
             rows.append(_row(hit, cells))
+    words = {w for k in keywords for w in fold(k).split()}
+    rows.sort(
+        key=lambda r: -len(words & set(fold(f"{r.table} {' '.join(r.cells.values())}").split()))
+    )
     return rows[:top_k]
 
 
