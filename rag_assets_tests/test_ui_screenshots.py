@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_assets.defs.ingest import ingest
+from rag_assets.defs.ingest import DocumentOutcome, ingest
 from rag_assets.settings import Settings
 from rag_assets_tests.conftest import REPO_ROOT
 from rag_assets_tests.sample_corpus import CORPUS
@@ -50,18 +50,45 @@ ERROR_TEXT = re.compile(
 @dataclass(frozen=True)
 class UI:
     port: int
-    key: str
+    key: str  # operator-guide.md: landed
+    pdf_key: str  # a two-page PDF: landed
+    failed: DocumentOutcome  # a text file named .pdf: failed
+
+
+def _two_page_pdf(path: Path) -> Path:
+    import pymupdf
+
+    bodies = (
+        "The reset register clears every pending interrupt when software writes one to bit 0. "
+        "Drivers poll the busy flag until the controller reports that the reset completed.",
+        "Clock control selects the card clock divider. Firmware must stop the clock before "
+        "changing the divider, wait for the stable flag, and only then enable it again.",
+    )
+    with pymupdf.open() as pdf:
+        for number, body in enumerate(bodies, start=1):
+            page = pdf.new_page()
+            page.insert_text((72, 72), f"{number} Section {number}", fontsize=16)
+            page.insert_textbox(pymupdf.Rect(72, 100, 520, 300), body, fontsize=11)
+        pdf.save(path)
+    return path
 
 
 @pytest.fixture(scope="module")
 def ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UI]:
-    data_dir = tmp_path_factory.mktemp("ui") / "data"
-    [outcome] = ingest(Settings(data_dir=data_dir), [DOCUMENT])
-    assert outcome.success, outcome.summary()
+    folder = tmp_path_factory.mktemp("ui")
+    broken = folder / "broken.pdf"
+    broken.write_text("plain text under a .pdf name\n")
+    data_dir = folder / "data"
+    # The failed document first: the checks tab shows each check's latest execution.
+    failed, guide, pdf = ingest(
+        Settings(data_dir=data_dir), [broken, DOCUMENT, _two_page_pdf(folder / "two-pages.pdf")]
+    )
+    assert guide.success and pdf.success, (guide.summary(), pdf.summary())
+    assert not failed.success and failed.error, failed.summary()
     with webserver(data_dir) as port:
         # What "Skip" on the community pop-up stores, so it does not cover the pages.
         assert graphql(port, "mutation { setNuxSeen }")["setNuxSeen"] is True
-        yield UI(port, outcome.doc_id)
+        yield UI(port, guide.doc_id, pdf.doc_id, failed)
 
 
 def _chromium() -> str:
@@ -105,7 +132,8 @@ def test_graphql_shows_assets_partitions_checks_and_metadata(ui):
     nodes = graphql(ui.port, "{ assetNodes { assetKey { path } partitionKeys } }")["assetNodes"]
     partitions = {n["assetKey"]["path"][0]: n["partitionKeys"] for n in nodes}
     assert partitions.keys() >= DOCUMENT_ASSETS
-    assert all(partitions[asset] == [ui.key] for asset in DOCUMENT_ASSETS)
+    keys = {ui.key, ui.pdf_key, ui.failed.doc_id}
+    assert all(set(partitions[asset]) == keys for asset in DOCUMENT_ASSETS)
 
     for asset in DOCUMENT_ASSETS:
         node = graphql(
@@ -126,14 +154,48 @@ def test_graphql_shows_assets_partitions_checks_and_metadata(ui):
             assert TITLE in metadata["preview"]["mdStr"]
             assert {c["name"] for c in node["assetChecksOrError"]["checks"]} == CHUNK_CHECKS
         for check in node["assetChecksOrError"]["checks"]:
-            [execution] = graphql(
+            executions = graphql(
                 ui.port,
                 f"""{{ assetCheckExecutions(assetKey: {{path: ["{asset}"]}},
                        checkName: "{check["name"]}", limit: 5) {{
                        status evaluation {{ partition success }} }} }}""",
             )["assetCheckExecutions"]
-            assert execution["evaluation"]["partition"] == ui.key, (asset, check)
-            assert execution["status"] == "SUCCEEDED", (asset, check, execution)
+            # The failed document's checks never ran: they hold no evaluation.
+            by_partition = {
+                e["evaluation"]["partition"]: e["status"] for e in executions if e["evaluation"]
+            }
+            assert by_partition == {ui.key: "SUCCEEDED", ui.pdf_key: "SUCCEEDED"}, (asset, check)
+
+
+def _run_log(port: int, key: str) -> tuple[dict, list[dict]]:
+    [run] = graphql(
+        port,
+        f"""{{ runsOrError(filter: {{tags: [{{key: "dagster/partition", value: "{key}"}}]}}) {{
+               ... on Runs {{ results {{ runId status }} }} }} }}""",
+    )["runsOrError"]["results"]
+    events = graphql(
+        port,
+        f"""{{ logsForRun(runId: "{run["runId"]}") {{ ... on EventConnection {{
+               events {{ __typename ... on MessageEvent {{ message level stepKey }} }} }} }} }}""",
+    )["logsForRun"]["events"]
+    return run, events
+
+
+def test_run_logs_show_progress_at_info(ui):
+    _, events = _run_log(ui.port, ui.pdf_key)
+    info = [e["message"] for e in events if e.get("level") == "INFO"]
+    assert "two-pages.pdf: parsing 2 pages" in info
+    assert "two-pages.pdf: pages parsed: 2 of 2" in info
+    assert any(re.fullmatch(r"chunks embedded: (\d+) of \1", m) for m in info), info
+
+
+def test_a_failed_documents_run_shows_its_one_line_reason_first(ui):
+    run, events = _run_log(ui.port, ui.failed.doc_id)
+    assert run["status"] == "FAILURE"
+    errors = [e for e in events if e.get("level") == "ERROR"]
+    # The first error of the run is the reason the CLI prints, on one line.
+    assert errors[0]["message"] == ui.failed.error, (errors[0], ui.failed.error)
+    assert "\n" not in ui.failed.error and "not a PDF" in ui.failed.error
 
 
 def test_screenshots_of_the_graph_a_partition_and_its_checks(ui):
@@ -156,7 +218,7 @@ def test_screenshots_of_the_graph_a_partition_and_its_checks(ui):
         "document-chunks-checks": (
             f"{base}/assets/document_chunks?view=checks",
             1000,
-            [f"Checks ({len(CHUNK_CHECKS)})", "Passed", ui.key, *sorted(CHUNK_CHECKS)],
+            [f"Checks ({len(CHUNK_CHECKS)})", "Passed", ui.pdf_key, *sorted(CHUNK_CHECKS)],
         ),
     }
     running = {

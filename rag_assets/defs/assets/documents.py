@@ -85,6 +85,12 @@ def parsed_documents(
 ) -> Output[ParsedDocument]:
     started = time.perf_counter()
     plan = collections.plan(raw_documents.source_path)
+    total = raw_documents.page_count
+    # A long PDF parses for minutes: say what is under way and how big it is before it starts.
+    context.log.info(
+        f"{raw_documents.source_path}: parsing"
+        + (f" {total} pages" if total else f" {raw_documents.file_format}")
+    )
     try:
         parsed, choice = parser.router(plan.parser).parse(
             Path(raw_documents.stored_path), raw_documents.file_format
@@ -94,6 +100,10 @@ def parsed_documents(
         shown = str(error).replace(raw_documents.stored_path, raw_documents.source_path)
         raise _document_failure(context, type(error)(shown)) from None
     context.log.info(f"{raw_documents.source_path}: parser {choice.parser} ({choice.reason})")
+    if total:
+        context.log.info(
+            f"{raw_documents.source_path}: pages parsed: {parsed.page_count} of {total}"
+        )
     for note in [*choice.fallbacks, *parsed.notes]:
         context.log.warning(f"{raw_documents.source_path}: {note}")
     return Output(

@@ -11,6 +11,7 @@ from rag_assets.defs.checks import EMBEDDING_CHECKS, INDEX_CHECKS, result, specs
 from rag_assets.defs.metadata import seconds
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import EmbeddingResource, MilvusResource
+from rag_assets.embedding.progress import encode_with_progress
 from rag_assets.embedding.rows import EmbeddingRow, dense_matrix, embedding_rows
 from rag_assets.index.rollback import replace_checked
 from rag_assets.index.rows import IndexReport, index_rows
@@ -44,7 +45,8 @@ def chunk_embeddings(
     started = time.perf_counter()
     embedder, fallback_reason = embedding.load()
     loaded = time.perf_counter()
-    batch = embedder.encode_documents([c.context_text or c.text for c in chunks])
+    texts = [c.context_text or c.text for c in chunks]
+    batch = encode_with_progress(embedder, texts, context.log.info)
     encoded = time.perf_counter()
     rows = embedding_rows([c.chunk_id for c in chunks], batch.dense, batch.sparse)
     context.log.info(
