@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from dagster import Definitions, EnvVar
+from dagster import Definitions, EnvVar, in_process_executor
 from pydantic import ValidationError
 
 from rag_assets.defs.assets.chunking import document_chunks, table_markdown
@@ -70,6 +70,9 @@ def build_defs(settings: Settings) -> Definitions:
             retrieval_evaluation,
         ],
         jobs=[ingest_documents, evaluate_retrieval],
+        # Every run, backfills and automation included, executes its steps in one process: models
+        # and parsers load once per run, not once per step.
+        executor=in_process_executor,
         sensors=[build_inbox_sensor(ingest_documents), automation_sensor],
         schedules=[
             build_refresh_schedule(ingest_documents, settings.refresh_cron),

@@ -3,7 +3,16 @@
 import time
 
 import pyarrow as pa
-from dagster import AssetExecutionContext, Failure, MetadataValue, Output, asset
+from dagster import (
+    AssetCheckEvaluation,
+    AssetExecutionContext,
+    AssetKey,
+    BackfillPolicy,
+    Failure,
+    MetadataValue,
+    Output,
+    asset,
+)
 
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.contracts.tabular import from_arrow, to_arrow
@@ -21,11 +30,17 @@ from rag_assets.quality.index import (
     check_row_count,
     check_self_retrieval,
 )
+from rag_assets.quality.outcome import CheckOutcome
 from rag_assets.redaction import redact_url
 from rag_assets.sources.keys import InvalidPartitionKey, check_partition_key
 
 EMBEDDING_VERSION = "2"  # 2: context_text is embedded
 INDEX_VERSION = "2"  # 2: schema version 2 (context_text BM25, language, FLAT)
+
+# A backfill hands the model-heavy step up to this many documents per run: the model loads once
+# and their chunks are encoded together. Upstream steps keep one document per run, so a broken
+# document fails there alone and never enters the batch.
+EMBEDDING_BACKFILL = BackfillPolicy.multi_run(max_partitions_per_run=100)
 
 
 @asset(
@@ -36,27 +51,39 @@ INDEX_VERSION = "2"  # 2: schema version 2 (context_text BM25, language, FLAT)
     deps=["embedding_settings"],
     kinds={"parquet", "pytorch"},
     check_specs=specs("chunk_embeddings", EMBEDDING_CHECKS, blocking=True),
+    backfill_policy=EMBEDDING_BACKFILL,
     description="Dense vectors (and sparse weights when the model has them) for every chunk.",
 )
 def chunk_embeddings(
-    context: AssetExecutionContext, embedding: EmbeddingResource, document_chunks: pa.Table
+    context: AssetExecutionContext,
+    embedding: EmbeddingResource,
+    document_chunks,  # a pa.Table, or a backfill range's {partition key: pa.Table}
 ):
-    chunks = from_arrow(document_chunks, ChunkRow)
+    ranged = isinstance(document_chunks, dict)
+    tables = document_chunks if ranged else {context.partition_key: document_chunks}
+    chunks = {key: from_arrow(table, ChunkRow) for key, table in tables.items()}
+    every = [c for key in chunks for c in chunks[key]]
     started = time.perf_counter()
     embedder, fallback_reason = embedding.load()
     loaded = time.perf_counter()
-    texts = [c.context_text or c.text for c in chunks]
+    texts = [c.context_text or c.text for c in every]
     batch = encode_with_progress(embedder, texts, context.log.info)
     encoded = time.perf_counter()
-    rows = embedding_rows([c.chunk_id for c in chunks], batch.dense, batch.sparse)
+    rows = embedding_rows([c.chunk_id for c in every], batch.dense, batch.sparse)
+    by_key, start = {}, 0
+    for key, doc_chunks in chunks.items():
+        by_key[key] = rows[start : start + len(doc_chunks)]
+        start += len(doc_chunks)
     context.log.info(
         f"embedding model {embedder.name} ({embedder.resolved.source}): {embedder.resolved.notes}"
     )
     if fallback_reason:
         context.log.warning(fallback_reason)
+    outputs = {key: to_arrow(doc_rows, EmbeddingRow) for key, doc_rows in by_key.items()}
     yield Output(
-        to_arrow(rows, EmbeddingRow),
+        outputs if ranged else outputs[context.partition_key],
         metadata={
+            "documents_in_batch": len(chunks),
             "model": embedder.name,
             "model_source": embedder.resolved.source,
             "dimension": embedder.dimension,
@@ -68,13 +95,37 @@ def chunk_embeddings(
             "encode_seconds": seconds(encoded - loaded),
         },
     )
+    found = {
+        key: check_embeddings(
+            [c.chunk_id for c in chunks[key]],
+            [r.chunk_id for r in doc_rows],
+            dense_matrix(doc_rows, embedder.dimension),
+            embedder.dimension,
+        )
+        for key, doc_rows in by_key.items()
+    }
+    if not ranged:
+        yield result("embeddings_valid", found[context.partition_key])
+        return
+    for key, outcome in found.items():
+        # Each document's own result, so its check history stays per partition.
+        yield AssetCheckEvaluation(
+            asset_key=AssetKey("chunk_embeddings"),
+            check_name="embeddings_valid",
+            passed=outcome.passed,
+            metadata=outcome.metadata,
+            description=outcome.description,
+            blocking=True,
+            partition=key,
+        )
+    # The step's own result for the check (the range as a whole), which Dagster requires.
+    failed = sorted(key for key, outcome in found.items() if not outcome.passed)
     yield result(
         "embeddings_valid",
-        check_embeddings(
-            [c.chunk_id for c in chunks],
-            [r.chunk_id for r in rows],
-            dense_matrix(rows, embedder.dimension),
-            embedder.dimension,
+        CheckOutcome(
+            not failed,
+            f"{len(found) - len(failed)} of {len(found)} documents valid"
+            + (f"; failed: {', '.join(failed)}" if failed else ""),
         ),
     )
 
