@@ -5,6 +5,7 @@ Docling is imported inside methods: `docling.document_converter` alone takes ~6 
 
 from __future__ import annotations
 
+import sys
 from importlib.metadata import version
 from io import BytesIO
 from pathlib import Path
@@ -95,9 +96,9 @@ class DoclingParser:
         try:
             result = self._get_converter().convert(stream, raises_on_error=False)
         except ConversionError as exc:
-            raise DocumentError(f"{unreadable}: {exc}") from exc
+            raise DocumentError(f"{unreadable}: {_plain_reason(str(exc))}") from exc
         if result.status not in (ConversionStatus.SUCCESS, ConversionStatus.PARTIAL_SUCCESS):
-            raise DocumentError(f"{unreadable}: {_failure(result, file_format)}")
+            raise DocumentError(f"{unreadable}: {_plain_reason(_failure(result, file_format))}")
         return result
 
     def _get_converter(self) -> DocumentConverter:
@@ -152,6 +153,16 @@ def _protect_typography(data: bytes, file_format: str) -> tuple[bytes, dict[str,
         text, encoding = data.decode("latin-1"), "latin-1"
     protected, back = protect(text, as_html=file_format == "html")
     return protected.encode(encoding), back
+
+
+def _plain_reason(reason: str) -> str:
+    """Python's words for deep nesting (e.g. thousands of nested <div>s) in a person's words."""
+    if "maximum recursion depth" in reason:
+        return (
+            "elements are nested too deeply to parse (beyond Python's recursion limit of "
+            f"{sys.getrecursionlimit()}); flatten the document"
+        )
+    return reason
 
 
 def _failure(result: ConversionResult, file_format: str) -> str:
