@@ -36,10 +36,11 @@ result = build_defs(settings).resolve_job_def("ingest_documents").execute_in_pro
     partition_key=sys.argv[2], instance=instance, raise_on_error=False
 )
 stamps = {
-    e.event_type.value: e.timestamp
-    for e in result.all_events
+    e.dagster_event.event_type_value: e.timestamp
+    for e in instance.all_logs(
+        result.run_id, of_type={DagsterEventType.STEP_START, DagsterEventType.STEP_SUCCESS}
+    )
     if e.step_key == "vector_index"
-    and e.event_type in (DagsterEventType.STEP_START, DagsterEventType.STEP_SUCCESS)
 }
 print(result.success, stamps["STEP_START"], stamps["STEP_SUCCESS"])
 """
