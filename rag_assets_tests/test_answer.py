@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -61,7 +61,7 @@ def marker_of(request: StubRequest, needle: str) -> int:
     return next(int(m) for m, body in _SOURCE.findall(request.text) if needle in body)
 
 
-def quoting(needle: str, sentence: str, rewrite: str = "") -> callable:
+def quoting(needle: str, sentence: str, rewrite: str = "") -> Callable[[StubRequest], Behaviour]:
     """A model that answers `sentence` citing the source holding `needle`, calls no tool, and
     rewrites a follow-up (a request without sources) as `rewrite`."""
 
@@ -111,7 +111,7 @@ def test_an_answer_citing_nothing_retrieved_is_rejected(
     assert "Your answer was rejected" in stub.requests[2].text  # the retry says why
     assert stub.calls == 3  # route, answer, one retry: no more
     if status == "passages":
-        assert result.answer.startswith("The model's answer was rejected twice")
+        assert result.answer.startswith("The model gave no answer that passed the checks")
         assert "0x0169680A" in result.answer and len(result.citations) > 1
 
 

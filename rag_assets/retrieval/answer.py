@@ -34,7 +34,10 @@ NO_MODEL = (
     "No language model is configured (RAG_ASSETS_LLM_BASE_URL and RAG_ASSETS_LLM_MODEL), so "
     "here are the most relevant passages and tool results, with their sources."
 )
-REJECTED = "The model's answer was rejected twice ({problems}); here are the passages it was given."
+REJECTED = (
+    "The model gave no answer that passed the checks ({problems}); here are the passages it was "
+    "given."
+)
 MODEL_NOT_FOUND = "NOT_FOUND"
 PASSAGES = 5  # general passages added to every tool's results
 NEAREST = 3  # passages shown with a "not found"
