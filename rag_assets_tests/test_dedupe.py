@@ -89,3 +89,32 @@ def test_the_collection_check_finds_a_document_that_crowds_out_its_own_rows(tmp_
     assert crowded.metadata["unreachable_documents"] == 1
     assert "doc-poison:" in crowded.description
     assert "doc-0" not in crowded.description
+
+
+@pytest.mark.slow
+def test_a_document_of_identical_sections_lands_once_and_hides_no_other(tmp_path):
+    from rag_assets.defs.ingest import ingest
+    from rag_assets.settings import Settings
+
+    repeated = tmp_path / "repeated.md"
+    section = "## Notice\n\nThis page intentionally repeats the same maintenance notice.\n\n"
+    repeated.write_text("# Repeated\n\n" + section * 300)
+    other = tmp_path / "pumps.md"
+    other.write_text("# Pumps\n\nThe pump station lifts water forty metres to the reservoir.\n")
+    settings = Settings.from_env(tmp_path / "data")
+
+    outcomes = {o.source_path: o for o in ingest(settings, [repeated, other])}
+
+    assert all(o.success for o in outcomes.values()), [o.summary() for o in outcomes.values()]
+    assert outcomes["repeated.md"].chunks >= 50  # short sections merge, identical all the same
+    with MilvusIndex(settings.resolved_milvus_uri) as index:
+        [collection] = index.list_collections()
+        rows = index.scan(collection, ["doc_id", "metadata"])
+        check = check_collection_self_retrieval(index, collection)
+    repeated_rows = [r for r in rows if r["doc_id"] == outcomes["repeated.md"].doc_id]
+    assert len(repeated_rows) < 5
+    assert (
+        sum(r["metadata"].get(DUPLICATE_COUNT, 0) for r in repeated_rows) + len(repeated_rows)
+        == outcomes["repeated.md"].chunks
+    )
+    assert check.passed and check.metadata["documents"] == 2
