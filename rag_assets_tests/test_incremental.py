@@ -54,7 +54,9 @@ def test_unchanged_reingest_runs_nothing_and_rewrites_nothing(ingested):
             first[name].template,
             first[name].chunks,
         )
-        assert outcome.checks_passed == outcome.checks_total == first[name].checks_total == 7
+        assert outcome.checks_total == first[name].checks_total > 0
+        assert outcome.checks_passed == first[name].checks_passed
+        assert outcome.warned_checks == first[name].warned_checks and not outcome.failed_checks
 
 
 def test_a_template_change_for_one_document_reruns_its_chunks_and_below_only(ingested):
