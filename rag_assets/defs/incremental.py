@@ -1,7 +1,7 @@
 """Incremental runs: what Dagster cannot see by itself, reported as observations, then staleness.
 
-The inbox files and each document's settings are external assets whose data versions are the
-file's sha256 and a digest of the settings that step reads. The CLI, the sensor and the refresh
+The inbox files and each document's settings are observable source assets whose data versions
+are the file's sha256 and a digest of the settings that step reads. The CLI, the sensor and the refresh
 schedule report a new observation only when a version changed; Dagster's stale status then says
 exactly which documents and which steps must run again (a new file: all of them; a new template
 for one collection: `document_chunks` and below for its documents; nothing changed: none).
@@ -39,7 +39,7 @@ from dagster._time import get_current_datetime
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.sources.inbox import InboxFile, scan_folder, sha256_file
 
-# The executable assets in graph order, and the external asset each one reads besides its parents.
+# The executable assets in graph order, and the observed source each one reads besides its parents.
 PIPELINE = [
     "raw_documents",
     "parsed_documents",
