@@ -21,6 +21,7 @@ import pytest
 from dagster import DagsterEventType, DagsterRun, DagsterRunStatus
 from dagster._core.utils import make_new_run_id
 
+from rag_assets.defs.incremental import PIPELINE
 from rag_assets.defs.ingest import ingest
 from rag_assets.defs.recovery import HOST_TAG, PID_TAG, wait_for_pools
 from rag_assets.index.milvus import MilvusIndex
@@ -28,15 +29,6 @@ from rag_assets.instance import open_instance
 from rag_assets.settings import Settings
 
 CLI = str(Path(sys.executable).with_name("rag-assets"))
-STEPS = [
-    "raw_documents",
-    "parsed_documents",
-    "normalized_documents",
-    "table_markdown",
-    "document_chunks",
-    "chunk_embeddings",
-    "vector_index",
-]
 DOCUMENT = """# Field notes
 
 ## Pumps
@@ -101,7 +93,7 @@ def test_kill_9_at_every_step_then_a_rerun_gives_the_rows_of_a_clean_run(tmp_pat
     # One data folder: each ingest after a crash is itself killed at the next step, so every
     # step's crash is followed by a run that has to get past what it left.
     crashed = tmp_path / "crashed"
-    killed = [kill_at_step(crashed, document, step) for step in STEPS]
+    killed = [kill_at_step(crashed, document, step) for step in PIPELINE]
     rerun = subprocess.run(
         [CLI, "ingest", "--data-dir", str(crashed), str(document)],
         capture_output=True,

@@ -16,21 +16,12 @@ from pathlib import Path
 
 import pytest
 
+from rag_assets.defs.incremental import PIPELINE
 from rag_assets.instance import ensure_dagster_home
 from rag_assets.settings import Settings
 from rag_assets_tests.conftest import REPO_ROOT
 
 pytestmark = pytest.mark.slow
-
-DOCUMENT_ASSETS = {
-    "raw_documents",
-    "parsed_documents",
-    "normalized_documents",
-    "table_markdown",
-    "document_chunks",
-    "chunk_embeddings",
-    "vector_index",
-}
 
 
 def free_port() -> int:
@@ -103,7 +94,7 @@ def webserver(data_dir: Path) -> Iterator[int]:
 def test_webserver_serves_the_asset_graph(tmp_path):
     with webserver(tmp_path) as port:
         nodes = graphql(port, "{ assetNodes { assetKey { path } } }")["assetNodes"]
-    assert {n["assetKey"]["path"][0] for n in nodes} >= DOCUMENT_ASSETS
+    assert {n["assetKey"]["path"][0] for n in nodes} >= set(PIPELINE)
 
 
 def test_dagster_validates_the_workspace(tmp_path):

@@ -9,7 +9,6 @@ from pathlib import Path
 from dagster import (
     AssetCheckSeverity,
     AssetKey,
-    AssetRecordsFilter,
     DagsterEventType,
     DagsterInstance,
 )
@@ -21,7 +20,7 @@ from rag_assets.defs.incremental import PartitionPlan, plan_runs, report_changes
 from rag_assets.defs.jobs import INGEST_JOB
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.recovery import process_tags, recover_dead_runs, wait_for_pools
-from rag_assets.defs.status import failure_reason
+from rag_assets.defs.status import failure_reason, latest_metadata
 from rag_assets.instance import hold_data_folder, open_instance
 from rag_assets.settings import Settings
 from rag_assets.sources.inbox import (
@@ -117,25 +116,16 @@ def _failed(outcome: DocumentOutcome, name: str, evaluation) -> None:
         outcome.failed_checks.append(name)
 
 
-def _latest_metadata(instance: DagsterInstance, asset: str, key: str) -> dict:
-    records = instance.fetch_materializations(
-        AssetRecordsFilter(asset_key=AssetKey(asset), asset_partitions=[key]), limit=1
-    ).records
-    if not records:
-        return {}
-    return {k: v.value for k, v in records[0].asset_materialization.metadata.items()}
-
-
 def _fill_from_instance(
     outcome: DocumentOutcome, instance: DagsterInstance, check_keys, evaluated: set[str]
 ) -> DocumentOutcome:
     """What a run did not redo is reported from the document's stored materializations and
     its latest check results, so every line reads the same whatever ran."""
     if not outcome.parser:
-        parsed = _latest_metadata(instance, "parsed_documents", outcome.doc_id)
+        parsed = latest_metadata(instance, "parsed_documents", outcome.doc_id)
         outcome.parser = str(parsed.get("parser", ""))
     if not outcome.template:
-        chunks = _latest_metadata(instance, "document_chunks", outcome.doc_id)
+        chunks = latest_metadata(instance, "document_chunks", outcome.doc_id)
         outcome.template = str(chunks.get("template", ""))
         outcome.chunks = int(chunks.get("chunks", 0))
     latest = instance.event_log_storage.get_latest_asset_check_execution_by_key(

@@ -40,7 +40,8 @@ class DocumentStatus:
         return asdict(self)
 
 
-def _latest_metadata(instance: DagsterInstance, asset: str, key: str) -> dict:
+def latest_metadata(instance: DagsterInstance, asset: str, key: str) -> dict:
+    """The metadata of the asset's latest materialization for one partition ({} if none)."""
     records = instance.fetch_materializations(
         AssetRecordsFilter(asset_key=AssetKey(asset), asset_partitions=[key]), limit=1
     ).records
@@ -61,9 +62,9 @@ def document_status(
     instance: DagsterInstance, key: str, inbox_paths: dict[str, str] | None = None
 ) -> DocumentStatus:
     status = DocumentStatus(doc_id=key)
-    landed = _latest_metadata(instance, "raw_documents", key).get("source_path")
+    landed = latest_metadata(instance, "raw_documents", key).get("source_path")
     status.source_path = str(landed or (inbox_paths or {}).get(key, ""))
-    chunks = _latest_metadata(instance, "document_chunks", key).get("chunks")
+    chunks = latest_metadata(instance, "document_chunks", key).get("chunks")
     status.chunks = int(chunks) if chunks is not None else None
     runs = instance.get_runs(RunsFilter(tags={"dagster/partition": key}), limit=1)
     if not runs:
