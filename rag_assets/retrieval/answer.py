@@ -10,6 +10,9 @@
    then answers from numbered sources only. Every sentence must end with markers of given
    sources, and every number it states must be in a source it cites; an answer that breaks
    this is rejected and asked for once more, then the sources are returned as passages.
+5. When a table row and a passage of one document state different values for the same field
+   and the answer rests on either, the answer must give the table's value and say the sources
+   differ; if it does not, a cited note saying so is appended (`conflicts`), no model call.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pydantic import BaseModel
 from rag_assets.llm.client import LLMClient, LLMError
 from rag_assets.llm.settings import LLMSettings
 from rag_assets.retrieval import tools
+from rag_assets.retrieval.conflicts import find_conflicts, reconcile
 from rag_assets.retrieval.relevance import NOT_FOUND_THRESHOLD, Evidence, Vocabulary, assess
 from rag_assets.retrieval.router import Route, ToolCall, route, route_by_rules
 from rag_assets.retrieval.tools import Source, Toolbox, fold
@@ -186,8 +190,25 @@ def answer(
         notes.append("the model found no answer in the sources")
         nearest = numbered[:NEAREST]
         return result("not_found", _listing(NOT_FOUND, nearest), nearest, chosen.reason)
+    text = _with_table_values(text, numbered, notes)
     cited = sorted({int(m) for m in _MARKER.findall(text)})
     return result("answered", text, [numbered[m - 1] for m in cited], chosen.reason)
+
+
+def _with_table_values(text: str, numbered: list[tuple[int, _Item]], notes: list[str]) -> str:
+    """The answer, noting where a table and the text it rests on disagree (the table wins)."""
+    cited = {int(m) for m in _MARKER.findall(text)}
+    conflicts = [
+        c
+        for c in find_conflicts({marker: item.source for marker, item in numbered})
+        if {c.table_marker, c.text_marker} & cited
+    ]
+    text, noted = reconcile(text, conflicts)
+    notes += [
+        f"table and text disagree on the {c.column} of the {c.subject}: note appended"
+        for c in noted
+    ]
+    return text
 
 
 def standalone_question(
