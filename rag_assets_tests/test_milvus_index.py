@@ -212,6 +212,22 @@ def test_dense_finds_a_paraphrase(index: MilvusIndex, embedder: Embedder, corpus
     assert {h.doc_id for h in in_manual} == {MANUAL_DOC}
 
 
+def test_ranked_ids_carry_only_the_fields_asked_for(
+    index: MilvusIndex, embedder: Embedder, corpus: str
+) -> None:
+    vector = embedder.encode_queries(["feline companions living indoors"]).dense[0]
+    full = index.dense_search(corpus, vector, top_k=4)
+    ranked = index.ranked_ids(corpus, "dense", vector, 4)
+    assert [(r.chunk_id, r.score) for r in ranked] == [(h.chunk_id, h.score) for h in full]
+    assert {len(r.fields) for r in ranked} == {0}
+    (bm25,) = index.ranked_ids(corpus, "bm25", "ZX-4471", 3, fields=("source_path",))
+    assert bm25.fields == {"source_path": f"inbox/{SPEC_DOC}"}
+    assert index.ranked_ids(corpus, "bm25", "   ", 3) == []
+    rows = index.rows_for_hits(corpus, [h.chunk_id for h in full[:2]])
+    assert rows == {h.chunk_id: h.model_dump(exclude={"score"}) for h in full[:2]}
+    assert index.rows_for_hits(corpus, []) == {}
+
+
 def test_reuse_for_another_model_is_refused(index: MilvusIndex, corpus: str) -> None:
     with pytest.raises(ConfigurationError, match="all_minilm_l6_v2"):
         index.ensure_collection("all_minilm_l6_v2", 384, False)  # same slug, other model

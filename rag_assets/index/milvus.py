@@ -38,7 +38,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
@@ -176,6 +176,20 @@ class SearchHit(BaseModel):
     chunk_index: int
     metadata: dict
     language: str
+
+
+class RankedId(NamedTuple):
+    chunk_id: str
+    score: float  # as in SearchHit
+    fields: dict[str, Any]  # only the output fields asked for
+
+
+# retriever -> (vector field, metric)
+RETRIEVERS = {
+    "dense": ("dense", "COSINE"),
+    "bm25": ("sparse_bm25", "BM25"),
+    "sparse": ("sparse_learned", "IP"),
+}
 
 
 class ReplaceResult(BaseModel):
@@ -581,6 +595,47 @@ class MilvusIndex:
             return []
         return self._search(collection, weights, "sparse_learned", "IP", top_k, expr)
 
+    def ranked_ids(
+        self,
+        collection: str,
+        retriever: str,
+        query: Any,
+        top_k: int,
+        expr: str = "",
+        fields: Sequence[str] = (),
+    ) -> list[RankedId]:
+        """One retriever's ranking ("dense", "bm25" or "sparse"): ids, scores and only `fields`.
+
+        Returning the text and metadata of every candidate costs more than the search itself
+        (10k rows, 50 candidates: dense 126 -> 67 ms, BM25 45 -> 18 ms median); `rows_for_hits`
+        then fetches them for the few hits that are shown.
+        """
+        if retriever == "bm25" and not query.strip():
+            return []
+        if retriever == "sparse" and (not self._ready(collection) or not query):
+            return []
+        if retriever == "dense":
+            query = [float(x) for x in query]
+        field, metric = RETRIEVERS[retriever]
+        found = self._search_raw(collection, query, field, metric, top_k, expr, None, fields)
+        return [
+            RankedId(hit["chunk_id"], float(hit["distance"]), {k: hit[k] for k in fields})
+            for hit in found
+        ]
+
+    def rows_for_hits(self, collection: str, chunk_ids: Sequence[str]) -> dict[str, dict]:
+        """The SearchHit fields but `score` of these chunks, by id, in one primary-key query."""
+        if not chunk_ids:
+            return {}
+        self._ready(collection)
+        rows = self._client.query(
+            collection,
+            filter=f"chunk_id in [{', '.join(quote(i) for i in chunk_ids)}]",
+            output_fields=SCALAR_FIELDS,
+            limit=len(chunk_ids),
+        )
+        return {row["chunk_id"]: {k: row[k] for k in SCALAR_FIELDS} for row in rows}
+
     def _search(
         self,
         collection: str,
@@ -591,6 +646,22 @@ class MilvusIndex:
         expr: str,
         doc_id: str | None = None,
     ) -> list[SearchHit]:
+        found = self._search_raw(
+            collection, query, field, metric, top_k, expr, doc_id, SCALAR_FIELDS
+        )
+        return [_hit(hit) for hit in found]
+
+    def _search_raw(
+        self,
+        collection: str,
+        query: Any,
+        field: str,
+        metric: str,
+        top_k: int,
+        expr: str,
+        doc_id: str | None,
+        fields: Sequence[str],
+    ) -> list[Any]:
         self._ready(collection)
         clauses = [f"doc_id == {quote(doc_id)}"] if doc_id is not None else []
         clauses += [f"({expr})"] if expr else []
@@ -600,10 +671,10 @@ class MilvusIndex:
             anns_field=field,
             limit=top_k,
             filter=" and ".join(clauses),
-            output_fields=SCALAR_FIELDS,
+            output_fields=list(fields),
             search_params={"metric_type": metric},
         )
-        return [_hit(hit) for hit in result[0]]
+        return list(result[0])
 
 
 def _hold_lite_file(path: str) -> Any:

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from rag_assets.embedding.models import EmbeddingBatch, EmbeddingSpec
-from rag_assets.index.milvus import MilvusIndex, SearchHit, quote
+from rag_assets.index.milvus import MilvusIndex, RankedId, SearchHit, quote
 from rag_assets.retrieval.fusion import FusionSettings, fusion_weights, weighted_rrf
 from rag_assets.retrieval.language import detect_language
 from rag_assets.retrieval.rerank import Reranker, RerankError, load_reranker, rerank
@@ -79,11 +80,16 @@ class SearchFilters(BaseModel):
             clauses.append(f"page_start <= {int(self.page_to)}")
         return " and ".join(c for c in clauses if c)
 
-    def matches(self, hit: SearchHit) -> bool:
-        if self.source_glob and not fnmatch.fnmatchcase(hit.source_path, self.source_glob):
+    def checked_fields(self) -> tuple[str, ...]:
+        """The fields `matches` reads: the searches return only these besides id and score."""
+        return ("source_path", "header_path") if self.source_glob or self.header_path_prefix else ()
+
+    def matches(self, fields: dict[str, Any]) -> bool:
+        """Whether a row with these `checked_fields` passes the glob and the heading prefix."""
+        if self.source_glob and not fnmatch.fnmatchcase(fields["source_path"], self.source_glob):
             return False
         prefix = self.header_path_prefix
-        return not prefix or hit.header_path.startswith(prefix)
+        return not prefix or fields["header_path"].startswith(prefix)
 
 
 def _like(field: str, prefix: str) -> str:
@@ -147,7 +153,8 @@ class Retriever:
             self.fusion,
             language,
             self.embedder.languages,
-            self.embedder.has_sparse and self.index.has_sparse(self.collection),
+            # has_sparse loads the collection on first use: here, before the search threads.
+            self.index.has_sparse(self.collection) and self.embedder.has_sparse,
         )
         pool = max(self.fusion.candidates, top_k, self.rerank_top_n if self.reranker else 0)
         lists = self._candidates(query, weights, pool, filters)
@@ -156,10 +163,13 @@ class Retriever:
             weights,
             self.fusion.rrf_k,
         )
-        by_id = {h.chunk_id: h for hits in lists.values() for h in hits}
+        # Text and metadata only for the hits returned or reranked.
+        shown = fused[: max(top_k, self.rerank_top_n if self.reranker else 0)]
+        rows = self.index.rows_for_hits(self.collection, [chunk_id for chunk_id, _, _ in shown])
         hits = [
-            RetrievedHit(**by_id[chunk_id].model_dump(exclude={"score"}), score=s, found_by=ranks)
-            for chunk_id, s, ranks in fused
+            RetrievedHit(**rows[chunk_id], score=s, found_by=ranks)
+            for chunk_id, s, ranks in shown
+            if chunk_id in rows  # unless deleted since the search
         ]
         reranked, note = self._rerank(query, hits)
         return SearchResult(
@@ -173,22 +183,30 @@ class Retriever:
 
     def _candidates(
         self, query: str, weights: dict[str, float], pool: int, filters: SearchFilters
-    ) -> dict[str, list[SearchHit]]:
+    ) -> dict[str, list[RankedId]]:
+        """Each retriever's ranking, the searches running at once (BM25 already while the
+        query is embedded): the client's gRPC channel is thread-safe and Milvus serves
+        concurrent requests."""
         expr = filters.expression()
-        lists: dict[str, list[SearchHit]] = {}
-        if "bm25" in weights:
-            lists["bm25"] = self.index.bm25_search(self.collection, query, pool, expr=expr)
-        if "dense" in weights or "sparse" in weights:
-            batch = self.embedder.encode_queries([query])
-            if "dense" in weights:
-                lists["dense"] = self.index.dense_search(
-                    self.collection, batch.dense[0], pool, expr=expr
-                )
-            if "sparse" in weights and batch.sparse:
-                lists["sparse"] = self.index.sparse_search(
-                    self.collection, batch.sparse[0], pool, expr=expr
-                )
-        return {name: [h for h in hits if filters.matches(h)] for name, hits in lists.items()}
+        fields = filters.checked_fields()
+
+        def ranked(retriever: str, data: Any) -> list[RankedId]:
+            return self.index.ranked_ids(self.collection, retriever, data, pool, expr, fields)
+
+        futures: dict[str, Future[list[RankedId]]] = {}
+        with ThreadPoolExecutor(max_workers=3) as threads:
+            if "bm25" in weights:
+                futures["bm25"] = threads.submit(ranked, "bm25", query)
+            if "dense" in weights or "sparse" in weights:
+                batch = self.embedder.encode_queries([query])
+                if "dense" in weights:
+                    futures["dense"] = threads.submit(ranked, "dense", batch.dense[0])
+                if "sparse" in weights and batch.sparse:
+                    futures["sparse"] = threads.submit(ranked, "sparse", batch.sparse[0])
+            lists = {name: future.result() for name, future in futures.items()}
+        return {
+            name: [h for h in hits if filters.matches(h.fields)] for name, hits in lists.items()
+        }
 
     def _rerank(self, query: str, hits: list[RetrievedHit]) -> tuple[bool, str]:
         """Reorder the head by the reranker's scores, in place; (reranked, note)."""
