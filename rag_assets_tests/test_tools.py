@@ -9,23 +9,37 @@ from collections.abc import Iterator
 import pytest
 
 from rag_assets.cli import main
-from rag_assets.embedding.models import EmbeddingSpec, load_embedder
-from rag_assets.index.milvus import IndexRow, MilvusIndex
 from rag_assets.retrieval import tools
 from rag_assets.retrieval.tools import Toolbox, open_toolbox, parse_markdown_rows, parse_row_text
 from rag_assets.settings import Settings
-from rag_assets.templates.spec import SpecTemplate
-from rag_assets.templates.tokens import ApproxTokenCounter
 from rag_assets_tests.builders import make_doc
-from rag_assets_tests.sample_corpus import ingested_sample
+from rag_assets_tests.sample_corpus import index_spec_document, ingested_sample
 
 SPEC = "host-controller-spec.pdf"
+# A spec table whose marked cells have footnotes under the table (the sample has none).
+FOOTNOTED = make_doc(
+    [
+        ("heading", "4 Power States", 1, 6),
+        ("caption", "Table 7: Power State Latencies", None, 6),
+        (
+            "table",
+            "| State | Wake Latency | Retention |\n|---|---|---|\n"
+            "| Doze | 20 us<sup>1</sup> | Full |\n| Hibernate | 5 ms | Registers only* |",
+            None,
+            6,
+        ),
+        ("footnote", "1 Measured with the reference oscillator running.", None, 6),
+        ("footnote", "* The FIFO contents are lost.", None, 6),
+    ],
+    doc_id="footnotes-doc",
+    source_path="power/states.pdf",
+)
 
 
 @pytest.fixture(scope="module")
 def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     settings = ingested_sample(tmp_path_factory)
-    # The sample corpus has no figure: index one spec document that has, the template's way.
+    # The sample corpus has no figure and no table footnotes: index spec documents that have.
     doc = make_doc(
         [
             ("heading", "1 Card Detect", 1, 1),
@@ -36,13 +50,8 @@ def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
         doc_id="figures-doc",
         source_path="figures/timing.pdf",
     )
-    chunks = SpecTemplate().chunk(doc, ApproxTokenCounter())
-    embedder = load_embedder(EmbeddingSpec())
-    vectors = embedder.encode_documents([c.context_text or c.text for c in chunks]).dense
-    with MilvusIndex(settings.resolved_milvus_uri) as index:
-        collection = index.collection_name(embedder.name, embedder.dimension)
-        rows = [IndexRow.from_chunk(c, v) for c, v in zip(chunks, vectors, strict=True)]
-        index.replace_document(collection, doc.doc_id, rows)
+    index_spec_document(settings, doc)
+    index_spec_document(settings, FOOTNOTED)
     return settings
 
 
@@ -94,6 +103,20 @@ def test_table_rows_as_cells_with_the_tables_name_and_page(box: Toolbox) -> None
     assert bits and all("Offset" not in r.cells and "Bits" in r.cells for r in bits)
     assert {"Bits": "15:8", "Field": "Timeout Counter Value"}.items() <= bits[0].cells.items()
     assert bits[0].caption == "Table 3: Host Control Register (Offset 0x04)"
+
+
+@pytest.mark.slow
+def test_table_rows_carry_the_footnotes_their_cells_mark(box: Toolbox) -> None:
+    rows = tools.table_rows(box, ["Doze", "Hibernate", "wake", "latency"], attribute="State")
+    found = [r for r in rows if r.source.doc_id == FOOTNOTED.doc_id]
+    by_state = {r.cells["State"]: r for r in found}
+    assert len(found) == 2  # once each, not again raw from the whole-table chunk
+    assert by_state["Doze"].footnotes == ["Measured with the reference oscillator running."]
+    assert by_state["Doze"].cells["Wake Latency"] == (
+        "20 us (Note: Measured with the reference oscillator running.)"
+    )
+    assert by_state["Hibernate"].footnotes == ["The FIFO contents are lost."]
+    assert by_state["Doze"].table == "Table 7: Power State Latencies" and by_state["Doze"].page == 6
 
 
 def test_row_text_and_markdown_tables_parse_into_cells() -> None:

@@ -40,6 +40,7 @@ _DEFINES = r"(?:means|is defined as|are defined as|refers to|stands for|denotes)
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
 _ROW_PREFIX = re.compile(r"^\[(?P<name>[^\]]*)\]\s*")
 _NOTE = re.compile(r"\(Note: ([^)]*)\)")  # how the spec template attaches a footnote to a cell
+_MARKS = re.compile(r"<sup>[^<]*</sup>|\s*\(Note: [^)]*\)|[*†‡§¶]+$")
 _SECTION_NUMBER = re.compile(r"^\d+(?:\.\d+)*\.?$")
 
 
@@ -243,7 +244,8 @@ def _defined_in_text(box: Toolbox, term: str, limit: int) -> list[GlossaryEntry]
 def table_rows(
     box: Toolbox, keywords: list[str], attribute: str | None = None, top_k: int = 8
 ) -> list[TableRow]:
-    """Rows of the best-matching table and table_row chunks; with `attribute`, only rows that
+    """Rows of the best-matching table and table_row chunks (a row chunk over the same row of
+    its whole-table chunk, as it carries the footnotes); with `attribute`, only rows that
     have that column (case- and width-insensitive). Rows sharing more keywords with their
     table's name and values come first ("bits 15:8" picks the 15:8 row over its neighbours,
     which the analyzer may not tell apart), search order breaking ties."""
@@ -260,11 +262,21 @@ def table_rows(
                 continue
             seen.add(key)
             rows.append(_row(hit, cells))
+    # A table's row chunks carry its footnotes and cleaned cells: the whole-table chunk's copy
+    # of the same row ("20 us<sup>1</sup>", no notes) is dropped.
+    split = {_row_key(r) for r in rows if r.source.chunk_type == "table_row"}
+    rows = [r for r in rows if r.source.chunk_type == "table_row" or _row_key(r) not in split]
     words = {w for k in keywords for w in fold(k).split()}
     rows.sort(
         key=lambda r: -len(words & set(fold(f"{r.table} {' '.join(r.cells.values())}").split()))
     )
     return rows[:top_k]
+
+
+def _row_key(row: TableRow) -> tuple[str, str, str, str]:
+    """A row by its table and first cell, footnote marks and notes removed."""
+    column, value = next(iter(row.cells.items()), ("", ""))
+    return (row.source.doc_id, row.table, column, fold(_MARKS.sub("", value)))
 
 
 def _row(hit: SearchHit, cells: dict[str, str]) -> TableRow:
