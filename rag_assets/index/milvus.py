@@ -617,9 +617,16 @@ class MilvusIndex:
         if retriever == "dense":
             query = [float(x) for x in query]
         field, metric = RETRIEVERS[retriever]
-        found = self._search_raw(collection, query, field, metric, top_k, expr, None, fields)
+        # Naming the primary key: Milvus Lite returns every field when output_fields is empty.
+        found = self._search_raw(
+            collection, query, field, metric, top_k, expr, None, ["chunk_id", *fields]
+        )
         return [
-            RankedId(hit["chunk_id"], float(hit["distance"]), {k: hit[k] for k in fields})
+            RankedId(
+                hit["chunk_id"],
+                float(hit["distance"]),
+                {k: v for k, v in hit["entity"].items() if k != "chunk_id"},
+            )
             for hit in found
         ]
 
