@@ -25,17 +25,45 @@ from rag_assets.retrieval.answer import (
 from rag_assets.retrieval.router import route_by_rules
 from rag_assets.retrieval.tools import Toolbox, open_toolbox
 from rag_assets.settings import Settings
+from rag_assets_tests.builders import make_doc
 from rag_assets_tests.openai_stub import Behaviour, OpenAIStub, StubRequest, serve_stub
-from rag_assets_tests.sample_corpus import ingested_sample
+from rag_assets_tests.sample_corpus import index_spec_document, ingested_sample
 
 KEY = "sk-answer-test-0123456789"
 CAPABILITIES = "What is the reset value of the Capabilities Register?"
 _SOURCE = re.compile(r"^\[(\d+)\] \([^\n]*\)\n(.*)$", re.MULTILINE)
+BLOCK_GAP = "What is the reset value of the Block Gap Control Register?"
+# A spec whose prose and register table disagree (the sample's agree).
+DISAGREEING = make_doc(
+    [
+        ("heading", "5 Block Gap Control", 1, 7),
+        (
+            "paragraph",
+            "After power-on the Block Gap Control Register resets to 0x00000010 and a pending "
+            "stop request is cleared.",
+            None,
+            7,
+        ),
+        ("caption", "Table 8: Block Gap Registers", None, 7),
+        (
+            "table",
+            "| Offset | Register | Access | Reset Value |\n|---|---|---|---|\n"
+            "| 0x40 | Block Gap Control Register | RW | 0x00000001 |\n"
+            "| 0x44 | Block Gap Status Register | RO | 0x00000000 |",
+            None,
+            7,
+        ),
+    ],
+    doc_id="block-gap-doc",
+    source_path="block-gap/spec.pdf",
+)
 
 
 @pytest.fixture(scope="module")
 def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    return ingested_sample(tmp_path_factory)
+    settings = ingested_sample(tmp_path_factory)
+    index_spec_document(settings, DISAGREEING)
+    return settings
 
 
 @pytest.fixture(scope="module")
@@ -59,6 +87,12 @@ def client_for(stub: OpenAIStub) -> LLMClient:
 def marker_of(request: StubRequest, needle: str) -> int:
     """The marker of the first prompt source whose text holds `needle`."""
     return next(int(m) for m, body in _SOURCE.findall(request.text) if needle in body)
+
+
+def source_holding(request: StubRequest, needle: str) -> int:
+    """The marker of the prompt source whose text, any line of it, holds `needle`."""
+    before = request.text[: request.text.index(needle)]
+    return int(re.findall(r"^\[(\d+)\] \(", before, re.MULTILINE)[-1])
 
 
 def quoting(needle: str, sentence: str, rewrite: str = "") -> Callable[[StubRequest], Behaviour]:
@@ -113,6 +147,43 @@ def test_an_answer_citing_nothing_retrieved_is_rejected(
     if status == "passages":
         assert result.answer.startswith("The model gave no answer that passed the checks")
         assert "0x0169680A" in result.answer and len(result.citations) > 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("acknowledged", [False, True])
+def test_where_table_and_text_disagree_the_answer_gives_the_tables_value(
+    box: Toolbox, stub: OpenAIStub, acknowledged: bool
+) -> None:
+    def respond(request: StubRequest) -> Behaviour:
+        if request.tool_names:
+            return Behaviour(text="")
+        text = source_holding(request, "resets to 0x00000010")
+        row = source_holding(request, "Reset Value: 0x00000001")
+        if acknowledged:
+            return Behaviour(
+                text=f"The Block Gap Control Register resets to 0x00000001 [{row}]; the text "
+                f"differs and says 0x00000010 [{text}]."
+            )
+        return Behaviour(text=f"The Block Gap Control Register resets to 0x00000010 [{text}].")
+
+    stub.respond = respond
+    result = answer(BLOCK_GAP, box, client_for(stub))
+    assert result.status == "answered" and result.model_calls == 2  # the note needs no call
+    snippets = {c.marker: c.snippet for c in result.citations}
+    (row,) = [m for m, s in snippets.items() if "Reset Value: 0x00000001" in s]
+    (text,) = [m for m, s in snippets.items() if "resets to 0x00000010" in s]
+    if acknowledged:
+        assert "Note:" not in result.answer and result.notes == []
+    else:
+        assert result.answer.endswith(
+            "Note: the sources disagree on the Reset Value of the Block Gap Control Register: "
+            f"Table 8: Block Gap Registers gives 0x00000001 [{row}], the text gives 0x00000010 "
+            f"[{text}]; the table's value applies."
+        )
+        assert result.notes == [
+            "table and text disagree on the Reset Value of the Block Gap Control Register: "
+            "note appended"
+        ]
 
 
 @pytest.mark.slow
