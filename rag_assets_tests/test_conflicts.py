@@ -74,6 +74,26 @@ def test_no_conflict(prose: str) -> None:
     assert find_conflicts({1: source(ROW, "table_row"), 2: source(prose)}) == []
 
 
+def test_a_value_belongs_to_the_nearest_name_before_it() -> None:
+    table = (
+        "| Mode | Max Clock |\n|---|---|\n| High Speed | 52 MHz |\n| Default Speed | 26 MHz |\n"
+        "| Speed | 10 MHz |"
+    )
+    agreeing = "High Speed reaches 52 MHz; in Default Speed mode the clock must not exceed 26 MHz."
+    assert find_conflicts({1: source(table, "table"), 2: source(agreeing)}) == []
+    # "Speed" inside "High Speed" is not the Speed row; the High Speed row disagrees.
+    (conflict,) = find_conflicts(
+        {1: source(table, "table"), 2: source("High Speed runs at 60 MHz.")}
+    )
+    assert (conflict.subject, conflict.table_value) == ("High Speed", "52 MHz")
+
+
+def test_a_bit_range_is_no_name() -> None:
+    row = "[Table 3: Host Control] Bits: 15:8 | Field: Timeout Counter Value | Reset: 0x0E"
+    prose = source("Bits 15:8 count up to 0x10 cycles.")
+    assert find_conflicts({1: source(row, "table_row"), 2: prose}) == []
+
+
 def test_only_sources_of_one_document_are_compared() -> None:
     other = source("The Tuning Control Register resets to 0x10.", doc_id="other-spec")
     assert find_conflicts({1: source(ROW, "table_row"), 2: other}) == []

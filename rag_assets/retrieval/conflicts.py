@@ -15,7 +15,7 @@ and otherwise appends a cited note saying so: the table's value applies (issue 1
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from rag_assets.retrieval.tools import Source, fold, parse_markdown_rows, parse_row_text
@@ -40,6 +40,7 @@ _DIFFERS = re.compile(
     r"\b(?:differ|disagree|conflict|contradict|inconsistent|discrepan)\w*", re.IGNORECASE
 )
 _MAX_NAME_WORDS = 6
+_WORD = re.compile(r"[^\W\d_]{3}")
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,9 @@ def find_conflicts(sources: Mapping[int, Source]) -> list[Conflict]:
     """Every (row, prose sentence) pair of one document that disagree, once per subject,
     column and text value, by marker."""
     rows = [row for marker, source in sources.items() for row in _rows(marker, source)]
+    names: dict[str, set[str]] = {}
+    for row in rows:
+        names.setdefault(row.doc_id, set()).update(row.names)
     found: dict[tuple[str, str, str], Conflict] = {}
     for marker, source in sources.items():
         if source.chunk_type in TABLE_TYPES:
@@ -81,7 +85,7 @@ def find_conflicts(sources: Mapping[int, Source]) -> list[Conflict]:
             for row in rows:
                 if row.doc_id != source.doc_id:
                     continue
-                for conflict in _disagreements(row, marker, sentence):
+                for conflict in _disagreements(row, marker, sentence, names[row.doc_id]):
                     key = (conflict.subject, conflict.column, conflict.text_value)
                     found.setdefault(key, conflict)
     return list(found.values())
@@ -124,8 +128,9 @@ def _rows(marker: int, source: Source) -> list[_Row]:
 
 
 def _is_name(cell: str) -> bool:
-    """A short label ("Tuning Control Register"), not a description or an access code."""
-    return len(cell) >= 4 and len(cell.split()) <= _MAX_NAME_WORDS
+    """A short label ("Tuning Control Register"), not a description, an access code ("RW")
+    or a bit range ("15:8")."""
+    return bool(_WORD.search(cell)) and len(cell.split()) <= _MAX_NAME_WORDS
 
 
 def _prose_sentences(text: str) -> list[str]:
@@ -134,13 +139,24 @@ def _prose_sentences(text: str) -> list[str]:
     return _SENTENCE.split(" ".join(prose.split()))
 
 
-def _disagreements(row: _Row, text_marker: int, sentence: str) -> list[Conflict]:
+def _mentions(name: str, text: str) -> Iterator[re.Match[str]]:
+    spelled = r"\s+".join(re.escape(word) for word in name.split())
+    return re.finditer(rf"(?<!\w){spelled}(?!\w)", text, re.IGNORECASE)
+
+
+def _disagreements(row: _Row, text_marker: int, sentence: str, names: set[str]) -> list[Conflict]:
+    """What the sentence states about the row's subject that the row contradicts: values
+    shortly after the subject's name and before any other row's name ("High Speed reaches
+    52 MHz; in Default Speed mode 26 MHz": 26 MHz is Default Speed's)."""
     conflicts = []
     row_values = {_key(_VALUE.search(v)) for v in row.values.values()}
     for name in row.names:
-        spelled = r"\s+".join(re.escape(word) for word in name.split())
-        for mention in re.finditer(rf"(?<!\w){spelled}(?!\w)", sentence, re.IGNORECASE):
+        for mention in _mentions(name, sentence):
+            if _inside_longer_name(mention, name, sentence, names):
+                continue
             window = sentence[mention.end() : mention.end() + NAME_WINDOW]
+            for other in names - {name}:
+                window = window[: next((m.start() for m in _mentions(other, window)), None)]
             for stated in _VALUE.finditer(window):
                 key = _key(stated)
                 if key in row_values:
@@ -162,6 +178,16 @@ def _disagreements(row: _Row, text_marker: int, sentence: str) -> list[Conflict]
                     )
                 )
     return conflicts
+
+
+def _inside_longer_name(mention: re.Match[str], name: str, sentence: str, names: set[str]) -> bool:
+    """ "Block Gap" inside "Block Gap Control Register" names another row."""
+    return any(
+        m.start() <= mention.start() and mention.end() <= m.end()
+        for other in names
+        if len(other) > len(name)
+        for m in _mentions(other, sentence)
+    )
 
 
 def _column(row: _Row, kind: str, contexts: list[str]) -> str | None:
