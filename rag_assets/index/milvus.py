@@ -606,9 +606,10 @@ class MilvusIndex:
     ) -> list[RankedId]:
         """One retriever's ranking ("dense", "bm25" or "sparse"): ids, scores and only `fields`.
 
-        Returning the text and metadata of every candidate costs more than the search itself
-        (10k rows, 50 candidates: dense 126 -> 67 ms, BM25 45 -> 18 ms median); `rows_for_hits`
-        then fetches them for the few hits that are shown.
+        The text and metadata of the shown hits come from `rows_for_hits`, so a candidate's
+        text (up to 64 KB) crosses the wire only when it is shown. In Milvus Lite 3 this saves
+        little: its pure-Python search walks every row per call (dedup and tombstone checks),
+        which dominates (`bench/latency.py`).
         """
         if retriever == "bm25" and not query.strip():
             return []

@@ -184,9 +184,9 @@ class Retriever:
     def _candidates(
         self, query: str, weights: dict[str, float], pool: int, filters: SearchFilters
     ) -> dict[str, list[RankedId]]:
-        """Each retriever's ranking, the searches running at once (BM25 already while the
-        query is embedded): the client's gRPC channel is thread-safe and Milvus serves
-        concurrent requests."""
+        """Each retriever's ranking, ids and scores only; the searches are sent at once (BM25
+        while the query is embedded) over the client's thread-safe gRPC channel. A Milvus
+        server runs them in parallel; Milvus Lite 3 serves them in one Python process."""
         expr = filters.expression()
         fields = filters.checked_fields()
 
