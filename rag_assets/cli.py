@@ -25,10 +25,15 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     # Waits (for the data folder, a pool slot, the Milvus Lite file) are said at INFO on stderr.
     handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
-    logging.getLogger("rag_assets").addHandler(handler)
-    logging.getLogger("rag_assets").setLevel(logging.INFO)
+    project_logger = logging.getLogger("rag_assets")
+    project_logger.addHandler(handler)
+    project_logger.setLevel(logging.INFO)
     log_level = "DEBUG" if args.verbose else "WARNING"
-    outcomes = ingest(_settings(args), [Path(p) for p in args.paths], log_level=log_level)
+    try:
+        outcomes = ingest(_settings(args), [Path(p) for p in args.paths], log_level=log_level)
+    finally:
+        # main() may run again in the same process (tests, scripts): one handler per call.
+        project_logger.removeHandler(handler)
     for outcome in outcomes:
         print(outcome.summary())
     documents = [o for o in outcomes if not o.skipped]
@@ -454,7 +459,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     ask = add("answer", "a cited answer from the indexed documents, or 'not found'")
     ask.add_argument("--session", help="a JSON file of earlier turns, read and appended to")
-    ask.add_argument("--threshold", type=float, help="minimum evidence score (default: the calibrated one)")
+    ask.add_argument(
+        "--threshold", type=float, help="minimum evidence score (default: the calibrated one)"
+    )
     ask.add_argument("--json", action="store_true")
     ask.add_argument("text")
     ask.set_defaults(func=cmd_answer)

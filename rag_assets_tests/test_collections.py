@@ -174,6 +174,7 @@ def test_unbalanced_fence_and_hash_without_space_through_parser_and_semantic(tmp
         "# Notes\n\n#hashtag is text\n\n## Setup\n\n```bash\n# not a heading\nmake install\n"
     )
     doc = parse_file(path, ParserRouter()).document
-    rows = build_template("semantic", {}).chunk(doc, ApproxTokenCounter())
+    # min_tokens=0: each section its own chunk, however short, to see where each line went.
+    rows = build_template("semantic", {"min_tokens": 0}).chunk(doc, ApproxTokenCounter())
     assert [r.headings for r in rows] == [["Notes"], ["Notes", "Setup"]]
     assert "#hashtag is text" in rows[0].text and "# not a heading" in rows[1].text
