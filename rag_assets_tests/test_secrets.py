@@ -127,11 +127,12 @@ def test_no_setting_secret_reaches_logs_metadata_or_stored_files(tmp_path, monke
         if path.is_file():
             seen[str(path.relative_to(data))] = path.read_bytes().decode("utf-8", "replace")
     basic = base64.b64encode(f"{URL_USER}:{URL_PASSWORD}".encode()).decode()
+    # Each leak with the line around it, so a failure shows which message carried the secret.
     leaks = [
-        (where, secret)
+        (where, text[max(0, at - 160) : at + 80])
         for where, text in seen.items()
         for secret in (URL_PASSWORD, URL_USER, API_KEY, MILVUS_TOKEN, basic)
-        if secret in text
+        if (at := text.find(secret)) >= 0
     ]
     assert leaks == []
     # The echoed credentials did reach stored reasons, masked.
