@@ -18,11 +18,12 @@ from pathlib import Path
 
 import pytest
 
+from rag_assets.defs.incremental import PIPELINE
 from rag_assets.defs.ingest import DocumentOutcome, ingest
 from rag_assets.settings import Settings
 from rag_assets_tests.conftest import REPO_ROOT
 from rag_assets_tests.sample_corpus import CORPUS
-from rag_assets_tests.test_webserver import DOCUMENT_ASSETS, graphql, webserver
+from rag_assets_tests.test_webserver import graphql, webserver
 
 pytestmark = pytest.mark.slow
 
@@ -131,11 +132,11 @@ def _render(chromium: str, url: str, png: Path, height: int) -> subprocess.Popen
 def test_graphql_shows_assets_partitions_checks_and_metadata(ui):
     nodes = graphql(ui.port, "{ assetNodes { assetKey { path } partitionKeys } }")["assetNodes"]
     partitions = {n["assetKey"]["path"][0]: n["partitionKeys"] for n in nodes}
-    assert partitions.keys() >= DOCUMENT_ASSETS
+    assert partitions.keys() >= set(PIPELINE)
     keys = {ui.key, ui.pdf_key, ui.failed.doc_id}
-    assert all(set(partitions[asset]) == keys for asset in DOCUMENT_ASSETS)
+    assert all(set(partitions[asset]) == keys for asset in PIPELINE)
 
-    for asset in DOCUMENT_ASSETS:
+    for asset in PIPELINE:
         node = graphql(
             ui.port,
             f"""{{ assetNodeOrError(assetKey: {{path: ["{asset}"]}}) {{ ... on AssetNode {{
