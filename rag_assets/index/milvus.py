@@ -82,6 +82,17 @@ OPEN_DELAYS = (0.5, 1.0, 2.0, 4.0)  # retries after the first attempt: about 10 
 MAX_NAME_LENGTH = 255
 
 _lite_lock = threading.Lock()
+
+
+class _NoLiteSnapshotWarning(logging.Filter):
+    """Milvus Lite gives a query iterator no MVCC timestamp; pymilvus then warns on every scan
+    and reads at the client's clock, which is exact for a file only this process writes."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "failed to get mvccTs" not in record.getMessage()
+
+
+_lite_snapshot_filter = _NoLiteSnapshotWarning()
 _lite_users: dict[str, int] = {}  # Lite folder -> open MilvusIndex objects in this process
 _lite_holds: dict[str, Any] = {}  # Lite folder -> this process's FileLock on it
 LITE_WAIT_S = 600.0  # how long another rag_assets process's use of the Lite file is waited for
@@ -264,6 +275,10 @@ class MilvusIndex:
                 time.sleep(delay)
         with _lite_lock:
             _lite_users[self._lite_path] = _lite_users.get(self._lite_path, 0) + 1
+        # addFilter ignores a filter already there.
+        logging.getLogger("pymilvus.client.iterator.query_iterator").addFilter(
+            _lite_snapshot_filter
+        )
         return client
 
     def close(self) -> None:
