@@ -16,9 +16,10 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+
+from rag_assets_tests.loopback_server import JsonHandler, serve_on_loopback
 
 
 @dataclass(frozen=True)
@@ -139,8 +140,11 @@ def _completion(behaviour: Behaviour, model: str, number: int) -> dict:
     }
 
 
-def _handler(stub: OpenAIStub) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
+def _handler(stub: OpenAIStub) -> type[JsonHandler]:
+    class Handler(JsonHandler):
+        # The SDK honours this over its own backoff (0.5 s, 1 s, ...): keeps retries fast.
+        extra_headers = {"retry-after-ms": "10"}
+
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
@@ -158,30 +162,14 @@ def _handler(stub: OpenAIStub) -> type[BaseHTTPRequestHandler]:
             if behaviour.delay_s and stub._stopping.wait(behaviour.delay_s):
                 return
             if self.path.rstrip("/") != "/v1/chat/completions":
-                self._send(404, {"error": {"message": f"no route {self.path}"}})
+                self.send_json(404, {"error": {"message": f"no route {self.path}"}})
             elif behaviour.raw_body is not None:
-                self._send(behaviour.status, behaviour.raw_body)
+                self.send_json(behaviour.status, behaviour.raw_body)
             elif behaviour.status != 200:
                 error = {"error": {"message": f"stub status {behaviour.status}", "type": "stub"}}
-                self._send(behaviour.status, error)
+                self.send_json(behaviour.status, error)
             else:
-                self._send(200, _completion(behaviour, body.get("model", ""), stub.calls))
-
-        def _send(self, status: int, payload: dict | bytes) -> None:
-            data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                # The SDK honours this over its own backoff (0.5 s, 1 s, ...): keeps retries fast.
-                self.send_header("retry-after-ms", "10")
-                self.end_headers()
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up (timeout) before the answer
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass  # requests go to stub.requests, not stderr
+                self.send_json(200, _completion(behaviour, body.get("model", ""), stub.calls))
 
     return Handler
 
@@ -189,19 +177,10 @@ def _handler(stub: OpenAIStub) -> type[BaseHTTPRequestHandler]:
 @contextmanager
 def serve_stub() -> Iterator[OpenAIStub]:
     """A stub on a free port of 127.0.0.1, serving from a daemon thread until the block ends."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
-    server.daemon_threads = True
-    stub = OpenAIStub(base_url=f"http://127.0.0.1:{server.server_address[1]}/v1")
-    server.RequestHandlerClass = _handler(stub)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
+    with serve_on_loopback(
+        lambda port: OpenAIStub(base_url=f"http://127.0.0.1:{port}/v1"), _handler
+    ) as stub:
         yield stub
-    finally:
-        stub._stopping.set()  # wakes handlers sleeping in a delay
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 @pytest.fixture

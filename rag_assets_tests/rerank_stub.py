@@ -17,8 +17,9 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+from rag_assets_tests.loopback_server import JsonHandler, serve_on_loopback
 
 
 def _tokenizer():
@@ -119,8 +120,8 @@ def _answer_body(body: dict) -> dict:
     }
 
 
-def _handler(stub: RerankStub) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
+def _handler(stub: RerankStub) -> type[JsonHandler]:
+    class Handler(JsonHandler):
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             body = json.loads(raw or b"{}")
@@ -129,29 +130,17 @@ def _handler(stub: RerankStub) -> type[BaseHTTPRequestHandler]:
             if behaviour.delay_s and stub._stopping.wait(behaviour.delay_s):
                 return
             if self.path != "/v1/rerank":
-                self._send(404, {"error": f"no route {self.path}"})
+                self.send_json(404, {"error": f"no route {self.path}"})
             elif behaviour.raw_body is not None:
-                self._send(behaviour.status, behaviour.raw_body)
+                self.send_json(behaviour.status, behaviour.raw_body)
             elif behaviour.status != 200:
                 echo = {"authorization": headers.get("Authorization")}
                 detail = echo if behaviour.echo_headers else {}
-                self._send(behaviour.status, {"error": f"stub status {behaviour.status}", **detail})
+                self.send_json(
+                    behaviour.status, {"error": f"stub status {behaviour.status}", **detail}
+                )
             else:
-                self._send(200, _answer_body(body))
-
-        def _send(self, status: int, payload: dict | bytes) -> None:
-            data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up (timeout) before the answer
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass  # requests go to stub.requests, not stderr
+                self.send_json(200, _answer_body(body))
 
     return Handler
 
@@ -159,16 +148,7 @@ def _handler(stub: RerankStub) -> type[BaseHTTPRequestHandler]:
 @contextmanager
 def serve_rerank_stub() -> Iterator[RerankStub]:
     """A stub on a free port of 127.0.0.1 at /v1/rerank, serving until the block ends."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
-    server.daemon_threads = True
-    stub = RerankStub(url=f"http://127.0.0.1:{server.server_address[1]}/v1/rerank")
-    server.RequestHandlerClass = _handler(stub)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
+    with serve_on_loopback(
+        lambda port: RerankStub(url=f"http://127.0.0.1:{port}/v1/rerank"), _handler
+    ) as stub:
         yield stub
-    finally:
-        stub._stopping.set()  # wakes handlers sleeping in a delay
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
