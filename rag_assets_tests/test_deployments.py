@@ -1,20 +1,89 @@
-"""Every instance config the project ships validates against Dagster's schema."""
+"""The deployments, checked statically: Docker and Kubernetes do not run here.
 
+Every instance config validates against Dagster's schema; the compose file is parsed and its
+services, volumes, dependencies, environment and workspace checked against each other and the
+project; the Helm values are validated against `deployments/kubernetes/chart-schema-excerpt.json`
+(the part of the Dagster chart's schema they use, written from the chart's own) and against the
+Secrets and volumes they name. PostgreSQL itself runs for real in test_postgres_deployment.py.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from pathlib import Path
+
+import jsonschema
 import pytest
+import yaml
 from dagster._core.instance.config import dagster_instance_config
 
+from rag_assets.retrieval.fusion import ENV_PREFIX, FusionSettings
 from rag_assets_tests.conftest import REPO_ROOT
 
-INSTANCE_FILES = [
-    REPO_ROOT / "dagster.yaml",
-    *sorted((REPO_ROOT / "deployments").rglob("dagster.yaml")),
-]
+DEPLOYMENTS = REPO_ROOT / "deployments"
+COMPOSE_DIR = DEPLOYMENTS / "compose"
+K8S_DIR = DEPLOYMENTS / "kubernetes"
+SCALE_INSTANCE = DEPLOYMENTS / "scale" / "dagster.yaml"
+INSTANCE_FILES = [REPO_ROOT / "dagster.yaml", *sorted(DEPLOYMENTS.rglob("dagster.yaml"))]
+DAGSTER_SERVICES = ("code-location", "webserver", "daemon")
+PYPROJECT = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
+
+
+def instance_env_vars(path: Path) -> set[str]:
+    """The variables an instance config reads through `{env: NAME}`."""
+    found: set[str] = set()
+
+    def walk(node) -> None:
+        if isinstance(node, dict):
+            if set(node) == {"env"}:
+                found.add(node["env"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(yaml.safe_load(path.read_text()))
+    return found
+
+
+def project_env_vars() -> set[str]:
+    """Every RAG_ASSETS_* variable the package reads."""
+    pattern = re.compile(r"RAG_ASSETS_[A-Z0-9_]*[A-Z0-9]")
+    names = {
+        name
+        for source in (REPO_ROOT / "rag_assets").rglob("*.py")
+        for name in pattern.findall(source.read_text())
+    }
+    # The fusion settings are read by field name, so no source line spells them out.
+    return names | {f"{ENV_PREFIX}{field.upper()}" for field in FusionSettings.model_fields}
+
+
+def env_file(path: Path) -> dict[str, str]:
+    """KEY=VALUE lines, and the names of commented-out `# KEY=...` examples (as "")."""
+    values: dict[str, str] = {}
+    for line in path.read_text().splitlines():
+        match = re.match(r"^(#\s*)?([A-Z][A-Z0-9_]*)=(.*)$", line.strip())
+        if match:
+            values.setdefault(match[2], "" if match[1] else match[3])
+    return values
+
+
+def compose() -> dict:
+    return yaml.safe_load((COMPOSE_DIR / "docker-compose.yml").read_text())
+
+
+def option(command: list[str], *flags: str) -> str:
+    (index,) = [i for i, arg in enumerate(command) if arg in flags]
+    return command[index + 1]
 
 
 @pytest.mark.parametrize("path", INSTANCE_FILES, ids=lambda p: str(p.relative_to(REPO_ROOT)))
 def test_instance_config_validates(path, monkeypatch):
-    for name in ("DAGSTER_PG_HOST", "DAGSTER_PG_USER", "DAGSTER_PG_PASSWORD", "DAGSTER_PG_DB"):
-        monkeypatch.setenv(name, "placeholder")
+    for name in instance_env_vars(path):
+        monkeypatch.setenv(name, "5432" if name.endswith("_PORT") else "placeholder")
     config, _ = dagster_instance_config(str(path.parent), path.name)
     assert config["run_coordinator"]["class"] == "QueuedRunCoordinator"
     assert config["concurrency"]["runs"]["max_concurrent_runs"] >= 1
@@ -22,3 +91,234 @@ def test_instance_config_validates(path, monkeypatch):
 
 def test_there_is_more_than_the_local_instance():
     assert len(INSTANCE_FILES) >= 2
+
+
+# --- docker compose ---------------------------------------------------------------------------
+
+
+def test_compose_has_every_part():
+    services = compose()["services"]
+    assert set(services) == {"postgres", "etcd", "minio", "milvus", *DAGSTER_SERVICES}
+    assert services["milvus"]["command"] == ["milvus", "run", "standalone"]
+    assert services["milvus"]["environment"]["ETCD_ENDPOINTS"] == "etcd:2379"
+    assert services["milvus"]["environment"]["MINIO_ADDRESS"] == "minio:9000"
+    assert services["daemon"]["command"][:2] == ["dagster-daemon", "run"]
+    assert services["webserver"]["command"][0] == "dagster-webserver"
+    assert services["code-location"]["command"][:3] == ["dagster", "code-server", "start"]
+
+
+def test_compose_dependencies_name_services_that_report_health():
+    services = compose()["services"]
+    for name, service in services.items():
+        depends = service.get("depends_on", {})
+        for target in depends:
+            assert target in services and target != name, f"{name} depends on {target}"
+            if isinstance(depends, dict) and depends[target]["condition"] == "service_healthy":
+                assert "healthcheck" in services[target], f"{target} has no healthcheck"
+    # Everything Dagster needs is up before a Dagster process starts.
+    for name in DAGSTER_SERVICES:
+        assert "postgres" in services[name]["depends_on"]
+    assert "milvus" in services["code-location"]["depends_on"]
+
+
+def test_compose_data_lives_on_named_volumes_and_mounts_exist():
+    spec = compose()
+    declared = set(spec["volumes"])
+    used: set[str] = set()
+    for name, service in spec["services"].items():
+        for mount in service.get("volumes", []):
+            source, target = mount.split(":")[:2]
+            if source.startswith((".", "/")):
+                assert (COMPOSE_DIR / source).resolve().is_file(), f"{name}: {source} is missing"
+            else:
+                assert source in declared, f"{name}: volume {source} is not declared"
+                used.add(source)
+    assert used == declared
+    stateful = {
+        "postgres": "/var/lib/postgresql/data",
+        "etcd": "/etcd",
+        "minio": "/minio_data",
+        "milvus": "/var/lib/milvus",
+        "code-location": "/data",
+    }
+    for name, target in stateful.items():
+        mounts = {m.split(":")[1]: m.split(":")[0] for m in spec["services"][name]["volumes"]}
+        assert mounts[target] in declared, f"{name}: {target} is not on a named volume"
+
+
+def compose_environment(name: str) -> dict[str, str]:
+    """A service's environment as the container sees it: its env file's example, then
+    `environment:` over it (as compose does)."""
+    service = compose()["services"][name]
+    values: dict[str, str] = {}
+    for path in [service["env_file"]] if isinstance(service.get("env_file"), str) else []:
+        values |= env_file(COMPOSE_DIR / f"{path}.example")
+    return values | {k: str(v) for k, v in service.get("environment", {}).items()}
+
+
+def test_compose_secrets_come_from_an_env_file_kept_out_of_git():
+    services = compose()["services"]
+    for name in ("postgres", *DAGSTER_SERVICES):
+        path = services[name]["env_file"]
+        assert (COMPOSE_DIR / f"{path}.example").is_file()
+    ignored = (REPO_ROOT / ".gitignore").read_text().splitlines()
+    assert "deployments/compose/rag_assets.env" in ignored
+    secrets = env_file(COMPOSE_DIR / "rag_assets.env.example")
+    for name in DAGSTER_SERVICES:
+        assert "DAGSTER_PG_PASSWORD" not in services[name]["environment"]
+    assert secrets["DAGSTER_PG_PASSWORD"]
+    # The server creates the user and database Dagster logs in with.
+    for part in ("USER", "PASSWORD", "DB"):
+        assert secrets[f"POSTGRES_{part}"] == secrets[f"DAGSTER_PG_{part}"]
+
+
+def test_compose_dagster_services_have_what_the_instance_and_project_read():
+    services = compose()["services"]
+    mounted = {}
+    for name in DAGSTER_SERVICES:
+        env = compose_environment(name)
+        mounts = {m.split(":")[1]: m.split(":")[0] for m in services[name]["volumes"]}
+        instance_yaml = mounts[f"{env['DAGSTER_HOME']}/dagster.yaml"]
+        mounted[name] = (COMPOSE_DIR / instance_yaml).resolve()
+        for variable in instance_env_vars(mounted[name]):
+            assert env.get(variable), f"{name}: {variable} is not set"
+        assert env["DAGSTER_PG_HOST"] in services
+        # The instance lives in the data volume, where `rag-assets ingest` in the container
+        # looks for it (<data dir>/dagster), so CLI runs land in PostgreSQL too.
+        assert env["DAGSTER_HOME"] == f"{env['RAG_ASSETS_DATA_DIR']}/dagster"
+        assert mounts[env["RAG_ASSETS_DATA_DIR"]] == "rag_data"
+    assert set(mounted.values()) == {SCALE_INSTANCE}
+    milvus = re.fullmatch(
+        r"http://([\w-]+):(\d+)", compose_environment("code-location")["RAG_ASSETS_MILVUS_URI"]
+    )
+    assert milvus and milvus[1] in services and milvus[2] == "19530"
+
+
+def test_every_variable_the_deployments_name_is_read_by_someone():
+    """A misspelt RAG_ASSETS_* name in a deployment would be silently ignored."""
+    named: set[str] = set()
+    for path in [*COMPOSE_DIR.iterdir(), *K8S_DIR.iterdir(), *(DEPLOYMENTS / "local").iterdir()]:
+        named |= set(re.findall(r"RAG_ASSETS_[A-Z0-9_]*[A-Z0-9]", path.read_text()))
+    assert named - project_env_vars() == set()
+    assert {"RAG_ASSETS_DATA_DIR", "RAG_ASSETS_MILVUS_URI", "RAG_ASSETS_STORAGE_ROOT"} <= named
+
+
+def test_compose_workspace_points_at_the_code_location():
+    services = compose()["services"]
+    (entry,) = yaml.safe_load((COMPOSE_DIR / "workspace.yaml").read_text())["load_from"]
+    server = entry["grpc_server"]
+    command = services["code-location"]["command"]
+    assert server["host"] in services and server["host"] == "code-location"
+    assert str(server["port"]) == option(command, "-p", "--port")
+    assert option(command, "-h", "--host") == "0.0.0.0"
+    assert services["code-location"]["healthcheck"]["test"][-1] == str(server["port"])
+    tool = PYPROJECT["tool"]["dagster"]
+    assert option(command, "-m", "--module-name") == tool["module_name"]
+    assert server["location_name"] == option(command, "--location-name")
+    assert server["location_name"] == tool["code_location_name"]
+    for name in ("webserver", "daemon"):
+        mounts = {m.split(":")[0]: m.split(":")[1] for m in services[name]["volumes"]}
+        assert option(services[name]["command"], "-w") == mounts["./workspace.yaml"]
+
+
+def test_the_image_is_built_as_setup_sh_installs():
+    dockerfile = (COMPOSE_DIR / "Dockerfile").read_text()
+    build = compose()["services"]["code-location"]["build"]
+    assert (
+        COMPOSE_DIR / build["context"] / build["dockerfile"]
+    ).resolve() == COMPOSE_DIR / "Dockerfile"
+    torch_pin = re.search(r"^torch==\S+$", (REPO_ROOT / "constraints.txt").read_text(), re.M)[0]
+    assert f'{torch_pin} \\\n && pip install -c constraints.txt ".[postgres]"' in dockerfile
+    assert "pip uninstall -y torchvision" in dockerfile
+    for copied in re.findall(r"^COPY (.+) \S+$", dockerfile, re.M):
+        for path in copied.split():
+            assert (REPO_ROOT / path).exists(), path
+    cmd = json.loads(re.search(r"^CMD (.+)$", dockerfile, re.M)[1])
+    assert cmd == compose()["services"]["code-location"]["command"]
+    assert "dagster-postgres" in " ".join(PYPROJECT["project"]["optional-dependencies"]["postgres"])
+
+
+# --- Kubernetes (Helm values for the official Dagster chart) ---------------------------------
+
+
+def helm_values() -> dict:
+    return yaml.safe_load((K8S_DIR / "values.yaml").read_text())
+
+
+def schema_validator() -> jsonschema.Draft7Validator:
+    schema = json.loads((K8S_DIR / "chart-schema-excerpt.json").read_text())
+    jsonschema.Draft7Validator.check_schema(schema)
+    return jsonschema.Draft7Validator(schema)
+
+
+def test_helm_values_validate_against_the_chart_schema():
+    errors = [
+        f"{list(e.absolute_path)}: {e.message}"
+        for e in schema_validator().iter_errors(helm_values())
+    ]
+    assert errors == []
+
+
+def test_the_schema_excerpt_refuses_a_misspelt_key():
+    values = helm_values()
+    deployment = values["dagster-user-deployments"]["deployments"][0]
+    deployment["envSecret"] = deployment.pop("envSecrets")
+    assert not schema_validator().is_valid(values)
+
+
+def test_helm_values_name_the_chart_of_the_pinned_dagster():
+    (dagster_pin,) = [d for d in PYPROJECT["project"]["dependencies"] if d.startswith("dagster==")]
+    version = dagster_pin.split("==")[1]
+    assert f"--version {version} " in (K8S_DIR / "values.yaml").read_text()
+
+
+def test_helm_values_run_the_code_location_on_kubernetes_with_postgres():
+    values = helm_values()
+    assert values["runLauncher"]["type"] == "K8sRunLauncher"
+    assert values["dagsterDaemon"]["runCoordinator"]["type"] == "QueuedRunCoordinator"
+    assert values["postgresql"]["enabled"] is False and values["postgresql"]["postgresqlHost"]
+    (deployment,) = values["dagster-user-deployments"]["deployments"]
+    args = deployment["codeServerArgs"]
+    assert option(args, "-m", "--module-name") == PYPROJECT["tool"]["dagster"]["module_name"]
+    assert deployment["includeConfigInLaunchedRuns"]["enabled"] is True
+    env = {e["name"]: e["value"] for e in deployment["env"]}
+    assert env["RAG_ASSETS_STORAGE_ROOT"].startswith("s3://")
+    assert re.fullmatch(r"https?://[\w.-]+:\d+", env["RAG_ASSETS_MILVUS_URI"])
+    # Secrets never sit in the values.
+    assert "postgresqlPassword" not in values["postgresql"]
+    assert values["generatePostgresqlPasswordSecret"] is False
+    assert not {"RAG_ASSETS_MILVUS_TOKEN", "RAG_ASSETS_LLM_API_KEY"} & set(env)
+
+
+def test_helm_values_name_secrets_and_volumes_that_exist():
+    values = helm_values()
+    (deployment,) = values["dagster-user-deployments"]["deployments"]
+    manifests = [
+        doc
+        for path in ("secrets.example.yaml", "storage.yaml")
+        for doc in yaml.safe_load_all((K8S_DIR / path).read_text())
+    ]
+    secrets = {m["metadata"]["name"]: m["stringData"] for m in manifests if m["kind"] == "Secret"}
+    claims = {m["metadata"]["name"] for m in manifests if m["kind"] == "PersistentVolumeClaim"}
+    assert "postgresql-password" in secrets[values["global"]["postgresqlSecretName"]]
+    for ref in deployment["envSecrets"]:
+        assert set(secrets[ref["name"]]) >= {"RAG_ASSETS_MILVUS_TOKEN", "AWS_ACCESS_KEY_ID"}
+    volumes = {v["name"]: v for v in deployment["volumes"]}
+    assert {v["persistentVolumeClaim"]["claimName"] for v in volumes.values()} == claims
+    env = {e["name"]: e["value"] for e in deployment["env"]}
+    mounts = {m["mountPath"]: m["name"] for m in deployment["volumeMounts"]}
+    assert set(mounts.values()) == set(volumes)
+    assert env["RAG_ASSETS_DATA_DIR"] in mounts
+    assert Path(env["RAG_ASSETS_EMBEDDING_MODEL"]).parent.as_posix() in mounts
+
+
+def test_helm_concurrency_matches_the_scale_instance():
+    """The chart writes these into its dagster.yaml; they must be the limits of deployments/scale."""
+    helm = helm_values()["concurrency"]
+    scale = yaml.safe_load(SCALE_INSTANCE.read_text())["concurrency"]
+    assert helm["enabled"] is True
+    assert helm["pools"]["defaultLimit"] == scale["pools"]["default_limit"]
+    assert helm["runs"]["maxConcurrentRuns"] == scale["runs"]["max_concurrent_runs"]
+    assert helm["runs"]["tagConcurrencyLimits"] == scale["runs"]["tag_concurrency_limits"]
+    # The chart refuses limits set both here and in the run coordinator's config.
+    assert "config" not in helm_values()["dagsterDaemon"]["runCoordinator"]
