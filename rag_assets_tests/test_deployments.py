@@ -284,6 +284,8 @@ def test_helm_values_run_the_code_location_on_kubernetes_with_postgres():
     env = {e["name"]: e["value"] for e in deployment["env"]}
     assert env["RAG_ASSETS_STORAGE_ROOT"].startswith("s3://")
     assert re.fullmatch(r"https?://[\w.-]+:\d+", env["RAG_ASSETS_MILVUS_URI"])
+    scale = yaml.safe_load(SCALE_INSTANCE.read_text())["storage"]["postgres"]["postgres_db"]
+    assert values["postgresql"]["postgresqlScheme"] == scale["scheme"]
     # Secrets never sit in the values.
     assert "postgresqlPassword" not in values["postgresql"]
     assert values["generatePostgresqlPasswordSecret"] is False
@@ -318,6 +320,7 @@ def test_helm_concurrency_matches_the_scale_instance():
     scale = yaml.safe_load(SCALE_INSTANCE.read_text())["concurrency"]
     assert helm["enabled"] is True
     assert helm["pools"]["defaultLimit"] == scale["pools"]["default_limit"]
+    assert helm["pools"]["granularity"] == scale["pools"]["granularity"] == "run"
     assert helm["runs"]["maxConcurrentRuns"] == scale["runs"]["max_concurrent_runs"]
     assert helm["runs"]["tagConcurrencyLimits"] == scale["runs"]["tag_concurrency_limits"]
     # The chart refuses limits set both here and in the run coordinator's config.

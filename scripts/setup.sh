@@ -26,12 +26,17 @@ fi
 SCARF_NO_ANALYTICS=true .venv/bin/python -c "import FlagEmbedding, pymupdf.layout, pymilvus, docling, dagster, unstructured"
 echo "$wanted" > "$stamp"
 
-# Debian's headless Chromium for the UI screenshots test (rag_assets_tests/test_ui_screenshots.py);
-# skipped at once when present. CI runs as root; elsewhere apt-get goes through sudo.
-if ! command -v chromium >/dev/null && command -v apt-get >/dev/null; then
+# Debian's headless Chromium for the UI screenshots test (rag_assets_tests/test_ui_screenshots.py)
+# and PostgreSQL's server for the deployment test (rag_assets_tests/test_postgres_deployment.py,
+# which starts a throwaway cluster of its own); skipped at once when present. CI runs as root;
+# elsewhere apt-get goes through sudo.
+packages=()
+command -v chromium >/dev/null || packages+=(chromium)
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || packages+=(postgresql)
+if [ ${#packages[@]} -gt 0 ] && command -v apt-get >/dev/null; then
   SUDO=(); [ "$(id -u)" -eq 0 ] || SUDO=(sudo)
   "${SUDO[@]}" apt-get update -qq \
-    && "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
-    || echo "rag_assets: chromium not installed; the UI screenshots test will skip (fail in CI)" >&2
+    && "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${packages[@]}" >/dev/null \
+    || echo "rag_assets: ${packages[*]} not installed; their tests will skip (fail in CI)" >&2
 fi
 echo "rag_assets: environment ready in .venv"
