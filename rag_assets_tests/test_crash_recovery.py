@@ -22,13 +22,16 @@ from dagster import DagsterEventType, DagsterRun, DagsterRunStatus
 from dagster._core.utils import make_new_run_id
 
 from rag_assets.defs.incremental import PIPELINE
-from rag_assets.defs.ingest import ingest
+from rag_assets.defs.ingest import ingest, place_in_inbox
+from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.recovery import HOST_TAG, PID_TAG, wait_for_pools
 from rag_assets.index.milvus import MilvusIndex
 from rag_assets.instance import open_instance
 from rag_assets.settings import Settings
+from rag_assets.sources.keys import partition_key_for
 
 CLI = str(Path(sys.executable).with_name("rag-assets"))
+REPO = Path(__file__).resolve().parents[1]
 DOCUMENT = """# Field notes
 
 ## Pumps
@@ -167,4 +170,92 @@ def test_a_wait_for_a_pool_slot_is_said_sleeps_and_ends_on_sigterm(tmp_path):
     # The holder's process is gone: its run is failed and its slot freed before anyone waits.
     wait_for_pools(instance, ["milvus"], poll_s=0.1)
     assert instance.get_run_by_id(run.run_id).status == DagsterRunStatus.FAILURE
+    assert instance.event_log_storage.get_concurrency_run_ids() == set()
+
+
+def _launch(instance, workspace, job_name: str, partition_key: str) -> DagsterRun:
+    """Create and launch a run as the daemon does for the UI, a sensor or a schedule: through the
+    instance's run launcher, which asks the code server to start a run worker process."""
+    from dagster._core.definitions.selector import JobSubsetSelector
+
+    location = workspace.get_code_location("rag_assets")
+    (repository,) = location.get_repositories().values()
+    job = location.get_job(JobSubsetSelector("rag_assets", repository.name, job_name, None))
+    plan = location.get_execution_plan(job, {}, None, None, instance).execution_plan_snapshot
+    run = instance.create_run(
+        job_name=job_name,
+        run_id=None,
+        run_config={},
+        resolved_op_selection=None,
+        step_keys_to_execute=plan.step_keys_to_execute,
+        op_selection=None,
+        status=None,
+        root_run_id=None,
+        parent_run_id=None,
+        tags={**job.tags, "dagster/partition": partition_key},
+        job_snapshot=job.job_snapshot,
+        execution_plan_snapshot=plan,
+        parent_job_snapshot=job.parent_job_snapshot,
+        remote_job_origin=job.get_remote_origin(),
+        job_code_origin=job.get_python_origin(),
+        asset_selection=None,
+        asset_check_selection=None,
+        asset_graph=repository.asset_graph,
+    )
+    return instance.launch_run(run.run_id, workspace)
+
+
+def _worker_pid(instance, run_id: str) -> int | None:
+    """The run worker's pid, from Dagster's own "Started process for run" event."""
+    for event in instance.all_logs(run_id, of_type=DagsterEventType.ENGINE_EVENT):
+        pid = event.dagster_event.engine_event_data.metadata.get("pid")
+        if pid is not None:
+            return int(pid.value)
+    return None
+
+
+@pytest.mark.slow
+def test_a_launched_run_killed_with_its_code_server_is_failed_and_its_slots_freed(
+    tmp_path, monkeypatch
+):
+    from dagster._core.workspace.context import WorkspaceProcessContext
+    from dagster._core.workspace.load_target import ModuleTarget
+
+    document = tmp_path / "notes.md"
+    document.write_text(DOCUMENT)
+    data_dir = tmp_path / "data"
+    monkeypatch.setenv("RAG_ASSETS_DATA_DIR", str(data_dir))  # read by the code server
+    settings = Settings.from_env(data_dir)
+    (relative_path,), _ = place_in_inbox([document], settings.inbox_dir)
+    key = partition_key_for(relative_path)
+    instance = open_instance(settings)
+    instance.add_dynamic_partitions(documents_partitions.name, [key])
+    target = ModuleTarget("rag_assets.definitions", "defs", str(REPO), "rag_assets")
+    with WorkspaceProcessContext(instance, target) as process_context:
+        run = _launch(instance, process_context.create_request_context(), "ingest_documents", key)
+        deadline = time.monotonic() + 600
+        # Until the run holds a pool slot (table_markdown's "llm" or vector_index's "milvus").
+        while run.run_id not in instance.event_log_storage.get_concurrency_run_ids():
+            assert not instance.get_run_by_id(run.run_id).is_finished, "the run ended"
+            assert time.monotonic() < deadline, "the run never took a pool slot"
+            time.sleep(0.1)
+        worker = _worker_pid(instance, run.run_id)
+        assert worker is not None
+        assert instance.get_run_by_id(run.run_id).tags[PID_TAG] == str(worker)
+        # Its code server dies first (as with `dagster dev` killed), so no one reports the run.
+        server = int(Path(f"/proc/{worker}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        os.kill(server, signal.SIGKILL)
+        os.kill(worker, signal.SIGKILL)
+    assert instance.get_run_by_id(run.run_id).status == DagsterRunStatus.STARTED
+
+    rerun = subprocess.run(
+        [CLI, "ingest", "--data-dir", str(data_dir), str(document)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    assert f"ok     {relative_path}" in rerun.stdout
+    failed = instance.get_run_by_id(run.run_id)
+    assert failed.status == DagsterRunStatus.FAILURE
     assert instance.event_log_storage.get_concurrency_run_ids() == set()

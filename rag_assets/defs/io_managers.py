@@ -21,6 +21,7 @@ from dagster import (
 from pydantic import BaseModel
 from upath import UPath
 
+from rag_assets.defs.recovery import tag_run_with_process
 from rag_assets.sources.keys import check_partition_key
 
 
@@ -78,6 +79,8 @@ class JsonIOManagerFactory(ConfigurableIOManagerFactory):
     base_path: str
 
     def create_io_manager(self, context) -> PydanticJsonIOManager:
+        # Every asset stores through this or the Parquet manager: set up in each run's worker.
+        tag_run_with_process(context)
         return PydanticJsonIOManager(base_path=UPath(self.base_path))
 
 
@@ -85,4 +88,5 @@ class ParquetIOManagerFactory(ConfigurableIOManagerFactory):
     base_path: str
 
     def create_io_manager(self, context) -> ParquetIOManager:
+        tag_run_with_process(context)
         return ParquetIOManager(base_path=UPath(self.base_path))

@@ -1,11 +1,15 @@
 """Runs whose process died (kill -9, a crash, a power cut) and the pool slots they hold.
 
 A run killed mid-step stays STARTED and keeps its pool slot; the next run needing that pool
-would wait for it forever. Runs this project executes in-process carry their process id and
-host; before a run starts, such runs whose process is gone are marked failed and every slot
-held by a run that is not running any more is freed. Runs launched by the daemon (the UI) are
-watched by its run monitoring (`dagster.yaml`). Waiting for a slot another live run holds is
-logged at INFO with the pool and the run, and sleeps, so SIGINT and SIGTERM end it.
+would wait for it forever. Every run names the process executing it and its host in tags: the
+CLI's runs from the start, runs launched by the UI, a sensor or a schedule as their resources
+are set up in the run worker. Dagster itself fails a launched run whose worker dies while the
+code server that started it lives on, but not one whose code server died with it (`dagster dev`
+killed, the machine's OOM killer), and its daemon's run monitoring cannot check a worker of the
+DefaultRunLauncher. So before a run starts, this host's runs whose process is gone are marked
+failed and every slot held by a run that is not running any more is freed. Waiting for a slot
+another live run holds is logged at INFO with the pool and the run, and sleeps, so SIGINT and
+SIGTERM end it.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import socket
 import time
 from collections.abc import Iterable
 
-from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
+from dagster import DagsterInstance, DagsterRunStatus, InitResourceContext, RunsFilter
 
 from rag_assets.instance import process_alive
 
@@ -37,6 +41,16 @@ REMIND_S = 60.0
 def process_tags() -> dict[str, str]:
     """Tags naming this process on the runs it executes."""
     return {PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname()}
+
+
+def tag_run_with_process(context: InitResourceContext) -> None:
+    """Tag the run being set up with this process, the one executing its steps (the
+    in-process executor). Re-executions inherit their parent's tags, so they are overwritten."""
+    run, instance = context.run, context.instance
+    tags = process_tags()
+    if run is None or instance is None or all(run.tags.get(k) == v for k, v in tags.items()):
+        return
+    instance.add_run_tags(run.run_id, tags)
 
 
 def _process_gone(tags: dict[str, str]) -> bool:
