@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,9 +15,10 @@ from dagster import (
 )
 from dagster._core.event_api import PartitionKeyFilter
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
+from dagster._core.storage.tags import PARTITION_NAME_TAG
 
 from rag_assets.defs.build import build_defs
-from rag_assets.defs.incremental import PartitionPlan, plan_runs, report_changes
+from rag_assets.defs.incremental import PIPELINE, PartitionPlan, plan_runs, report_changes
 from rag_assets.defs.jobs import INGEST_JOB
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.recovery import process_tags, recover_dead_runs, wait_for_pools
@@ -32,6 +34,10 @@ from rag_assets.sources.inbox import (
 )
 from rag_assets.sources.keys import partition_key_for
 from rag_assets.sources.paths import inside
+
+# The code location `rag-assets ui` serves: workspace.yaml beside the package, else the module.
+WORKSPACE_YAML = Path(__file__).resolve().parents[2] / "workspace.yaml"
+LOCATION_MODULE = "rag_assets.definitions"
 
 
 @dataclass
@@ -171,6 +177,57 @@ def _outcome(doc_id: str, source_path: str, result) -> DocumentOutcome:
     return outcome
 
 
+def job_origins(job_name: str):
+    """Where the UI finds `job_name`: its code location's remote origin (the run list, the
+    timeline and the job's Runs tab select runs by it) and the Python origin a run worker loads."""
+    from dagster._core.code_pointer import CodePointer
+    from dagster._core.definitions.repository_definition.valid_definitions import (
+        SINGLETON_REPOSITORY_NAME,
+    )
+    from dagster._core.origin import RepositoryPythonOrigin
+    from dagster._core.remote_origin import RemoteRepositoryOrigin
+    from dagster._core.workspace.load import (
+        location_origin_from_module_name,
+        location_origins_from_yaml_paths,
+    )
+
+    if WORKSPACE_YAML.is_file():
+        (location,) = location_origins_from_yaml_paths([str(WORKSPACE_YAML)])
+    else:
+        location = location_origin_from_module_name(LOCATION_MODULE, None, None)
+    target = location.loadable_target_origin
+    python = RepositoryPythonOrigin(
+        target.executable_path or sys.executable,
+        CodePointer.from_module(target.module_name, "defs", target.working_directory),
+    )
+    remote = RemoteRepositoryOrigin(location, SINGLETON_REPOSITORY_NAME)
+    return remote.get_job_origin(job_name), python.get_job_origin(job_name)
+
+
+def _execute(instance: DagsterInstance, defs, key: str, assets: tuple[str, ...], run_config):
+    """One run of the code location's ingest job for one document, executed in this process.
+
+    The run is created as the UI launches one (the job's origins and snapshot, the partition
+    tag) so it shows on the timeline and the job's Runs tab; executing it here keeps models
+    loaded once per process. The job's own executor runs the steps.
+    """
+    from dagster._core.definitions.job_base import InMemoryJob
+    from dagster._core.execution.api import execute_run
+
+    job_def = defs.resolve_job_def(INGEST_JOB)
+    remote_origin, python_origin = job_origins(INGEST_JOB)
+    run = instance.create_run_for_job(
+        job_def,
+        run_config=run_config,
+        tags={**job_def.run_tags, PARTITION_NAME_TAG: key, **process_tags()},
+        # The whole job when every asset runs: the run's snapshot is the job's own.
+        asset_selection={AssetKey(a) for a in assets} if assets != tuple(PIPELINE) else None,
+        remote_job_origin=remote_origin,
+        job_code_origin=python_origin,
+    )
+    return execute_run(InMemoryJob(job_def), run, instance, raise_on_error=False)
+
+
 def ingest(
     settings: Settings, paths: list[Path], instance=None, log_level: str = "INFO"
 ) -> list[DocumentOutcome]:
@@ -198,8 +255,12 @@ def _ingest(
     instance = instance or open_instance(settings)
     recover_dead_runs(instance)
     instance.add_dynamic_partitions(documents_partitions.name, keys)
-    defs = build_defs(settings)
-    job = defs.resolve_job_def(INGEST_JOB)
+    # The code location's definitions for this data folder; --parser/--template reach the
+    # runs as run config, so every run is of the job the UI shows, with the same snapshot.
+    defs = build_defs(settings.model_copy(update={"force_parser": None, "force_template": None}))
+    flags = {k: getattr(settings, k) for k in ("force_parser", "force_template")}
+    collections = defs.resources["collections"].model_copy(update=flags)
+    resources = {**defs.resources, "collections": collections}
     graph = defs.resolve_asset_graph()
     placed = set(relative_paths)
     files = [
@@ -207,7 +268,7 @@ def _ingest(
         for f in scan_folder(settings.inbox_dir, settings.inbox_follow_symlinks).files
         if f.relative_path in placed
     ]
-    report_changes(instance, defs.resources, files)
+    report_changes(instance, resources, files)
     plans: dict[str, PartitionPlan] = {p.partition_key: p for p in plan_runs(instance, graph, keys)}
     outcomes = [DocumentOutcome("", s.relative_path, True, skipped=s.reason) for s in skipped]
     for relative_path, key in zip(relative_paths, keys, strict=True):
@@ -220,14 +281,20 @@ def _ingest(
         wait_for_pools(
             instance, {defs.get_assets_def(AssetKey(a)).op.pool for a in plan.assets} - {None}
         )
-        result = job.execute_in_process(
-            partition_key=key,
-            tags=process_tags(),
-            asset_selection=[AssetKey(a) for a in plan.assets],
-            instance=instance,
-            raise_on_error=False,
-            # Only the console's verbosity: the instance's event log keeps everything.
-            run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
+        result = _execute(
+            instance,
+            defs,
+            key,
+            plan.assets,
+            {
+                # Only the console's verbosity: the instance's event log keeps everything.
+                "loggers": {"console": {"config": {"log_level": log_level}}},
+                **(
+                    {"resources": {"collections": {"config": collections.model_dump()}}}
+                    if any(flags.values())
+                    else {}
+                ),
+            },
         )
         outcome = _outcome(key, relative_path, result)
         outcome.ran = plan.assets
