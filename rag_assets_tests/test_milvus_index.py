@@ -7,6 +7,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rag_assets.contracts.chunk import ChunkRow, chunk_id_for
@@ -161,6 +162,30 @@ def test_dense_index_is_flat(index: MilvusIndex, corpus: str) -> None:
     # Exact search: HNSW and IVF lost recall beside a document of identical vectors
     # (bench/dense_index_types.py).
     assert index._client.describe_index(corpus, "dense")["index_type"] == "FLAT"
+
+
+def test_dense_ranks_by_cosine_whatever_the_vector_lengths(tmp_path: Path) -> None:
+    # The index ranks by inner product (faster in Milvus Lite) over vectors normalized on the
+    # way in and out: the ids and scores must be the cosine ranking of the raw vectors.
+    rng = np.random.default_rng(11)
+    raw = rng.standard_normal((200, 16)) * rng.uniform(0.01, 50.0, size=(200, 1))
+    queries = rng.standard_normal((8, 16)) * rng.uniform(0.01, 50.0, size=(8, 1))
+    rows = [
+        IndexRow(chunk_id=f"c{i:03d}", doc_id="d", text=f"row {i}", dense=v)
+        for i, v in enumerate(raw)
+    ]
+    unit = raw / np.linalg.norm(raw, axis=1, keepdims=True)
+    with MilvusIndex(str(tmp_path / "cosine.db")) as index:
+        collection = index.ensure_collection("cosine-check", 16, False)
+        index.replace_document(collection, "d", rows)
+        for query in queries:
+            cosines = unit @ (query / np.linalg.norm(query))
+            expected = np.argsort(-cosines)[:10]
+            ranked = index.ranked_ids(collection, "dense", query, 10)
+            assert [r.chunk_id for r in ranked] == [f"c{i:03d}" for i in expected]
+            assert [r.score for r in ranked] == pytest.approx(cosines[expected], abs=1e-5)
+            hits = index.dense_search(collection, query, 10)
+            assert [h.chunk_id for h in hits] == [r.chunk_id for r in ranked]
 
 
 def test_each_chunk_finds_itself_top1(index: MilvusIndex, embedder: Embedder, corpus: str) -> None:

@@ -7,7 +7,11 @@ inside methods because it costs most of a second to import.
 Each row keeps `text` for display and `context_text` (title + heading breadcrumb + text) for
 matching: the dense vector is computed from it and BM25 analyzes it.
 
-Dense index: FLAT (exact). Measured in Milvus Lite 3.2.2 / pymilvus 3.0.2 by
+Dense index: FLAT (exact) by inner product over unit vectors: rows and queries are L2-normalized
+here, so the inner product is their cosine and ranks as COSINE would. Milvus Lite 3's FLAT is a
+numpy brute force that, for COSINE, normalizes every stored vector again on every search: about
+a third of a dense search at 100,000 rows (`bench/search_latency.py`). Measured in Milvus Lite
+3.2.2 / pymilvus 3.0.2 by
 `bench/dense_index_types.py` (40 documents x 100 clustered 384-d rows, each flushed on its own
 so segments merge, recall@10 against brute force, two runs): FLAT 1.000 (10-14 ms/query
 at 7,000 rows on an idle machine), IVF_FLAT .97, HNSW and AUTOINDEX (HNSW when faiss is
@@ -40,6 +44,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import numpy as np
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from rag_assets.contracts.chunk import ChunkRow
@@ -66,7 +71,7 @@ SCALAR_FIELDS = [
 TEXT_MAX_BYTES = 65535  # Milvus VARCHAR limit, counted in UTF-8 bytes
 # Bump when the fields, the functions or the index types change: a collection made by another
 # version is refused, never written to or searched as if it were current.
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"  # 3: dense index by IP over unit vectors (was COSINE)
 SCHEMA_PROPERTY = "rag.schema_version"
 ANALYZERS: dict[str, dict[str, Any]] = {
     "jieba": {"tokenizer": "jieba", "filter": ["lowercase"]},  # Chinese and English (module doc)
@@ -126,8 +131,8 @@ class IndexRow(BaseModel):
 
     @field_validator("dense", mode="before")
     @classmethod
-    def _array_to_list(cls, value: Any) -> Any:
-        return value.tolist() if hasattr(value, "tolist") else value
+    def _unit_list(cls, value: Any) -> Any:
+        return unit_vector(value)
 
     @field_validator("text", "context_text")
     @classmethod
@@ -197,7 +202,7 @@ class RankedId(NamedTuple):
 
 # retriever -> (vector field, metric)
 RETRIEVERS = {
-    "dense": ("dense", "COSINE"),
+    "dense": ("dense", "IP"),  # over unit vectors: the cosine
     "bm25": ("sparse_bm25", "BM25"),
     "sparse": ("sparse_learned", "IP"),
 }
@@ -210,6 +215,13 @@ class ReplaceResult(BaseModel):
     deleted: int  # stale rows of an earlier generation
     row_count: int  # the document's rows after the replacement
     seconds: float
+
+
+def unit_vector(vector: Any) -> list[float]:
+    """The vector scaled to length 1 (a zero vector as it is): its inner products are cosines."""
+    array = np.asarray(vector, dtype=np.float64)
+    norm = float(np.linalg.norm(array))
+    return (array / norm if norm > 0 else array).tolist()
 
 
 def quote(value: str) -> str:
@@ -394,9 +406,8 @@ class MilvusIndex:
             )
         )
         indexes = self._client.prepare_index_params()
-        # Vectors are L2-normalized, so COSINE ranks exactly like IP and reads as a similarity.
-        # FLAT: exact, and immune to duplicate vectors (module docstring).
-        indexes.add_index("dense", index_type="FLAT", metric_type="COSINE")
+        # FLAT: exact, and immune to duplicate vectors; IP over unit vectors (module docstring).
+        indexes.add_index("dense", index_type="FLAT", metric_type="IP")
         indexes.add_index("sparse_bm25", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
         if has_sparse:
             indexes.add_index(
@@ -572,9 +583,7 @@ class MilvusIndex:
         expr: str = "",
     ) -> list[SearchHit]:
         """Nearest rows by cosine, optionally within one document and a filter expression."""
-        return self._search(
-            collection, [float(x) for x in vector], "dense", "COSINE", top_k, expr, doc_id
-        )
+        return self._search(collection, unit_vector(vector), "dense", "IP", top_k, expr, doc_id)
 
     def dense_search_many(
         self, collection: str, vectors: Sequence[Sequence[float]], top_k: int
@@ -585,11 +594,11 @@ class MilvusIndex:
         for start in range(0, len(vectors), UPSERT_BATCH):
             result = self._client.search(
                 collection,
-                data=[[float(x) for x in v] for v in vectors[start : start + UPSERT_BATCH]],
+                data=[unit_vector(v) for v in vectors[start : start + UPSERT_BATCH]],
                 anns_field="dense",
                 limit=top_k,
                 output_fields=SCALAR_FIELDS,
-                search_params={"metric_type": "COSINE"},
+                search_params={"metric_type": "IP"},
             )
             hits.extend([_hit(h) for h in found] for found in result)
         return hits
@@ -631,7 +640,7 @@ class MilvusIndex:
         if retriever == "sparse" and (not self._ready(collection) or not query):
             return []
         if retriever == "dense":
-            query = [float(x) for x in query]
+            query = unit_vector(query)
         field, metric = RETRIEVERS[retriever]
         # Naming the primary key: Milvus Lite returns every field when output_fields is empty.
         found = self._search_raw(
