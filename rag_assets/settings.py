@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from rag_assets.embedding.models import DEFAULT_RUNTIME, Runtime
 from rag_assets.retrieval.fusion import FusionSettings
 
 DEFAULT_EMBEDDING_MODEL = "bundled:all-MiniLM-L6-v2"
@@ -38,6 +39,8 @@ class Settings(BaseModel):
     embedding_model: str = DEFAULT_EMBEDDING_MODEL
     # Comma-separated ISO 639-1 codes the model covers, "*" for any; unset: judged by its name.
     embedding_languages: str | None = None
+    # onnx, onnx-int8 or flag (FlagEmbedding, the reference; always so for BGE-M3).
+    embedding_runtime: Runtime = DEFAULT_RUNTIME
     milvus_uri: str | None = None  # default: a Milvus Lite file under data_dir
     milvus_token: str | None = None
     text_analyzer: str = "jieba"  # BM25: "jieba" (Chinese and English alike) or "standard"
@@ -71,6 +74,7 @@ class Settings(BaseModel):
             "eval_dir": _env("RAG_ASSETS_EVAL_DIR"),
             "embedding_model": _env("RAG_ASSETS_EMBEDDING_MODEL"),
             "embedding_languages": _env("RAG_ASSETS_EMBEDDING_LANGUAGES"),
+            "embedding_runtime": _env("RAG_ASSETS_EMBEDDING_RUNTIME"),
             "milvus_uri": _env("RAG_ASSETS_MILVUS_URI"),
             "milvus_token": _env("RAG_ASSETS_MILVUS_TOKEN"),
             "text_analyzer": _env("RAG_ASSETS_TEXT_ANALYZER"),

@@ -98,7 +98,9 @@ def build_defs(settings: Settings) -> Definitions:
                 force_template=settings.force_template,
                 coverage_floor=settings.chunk_coverage_floor,
             ),
-            "embedding": EmbeddingResource(model=settings.embedding_model),
+            "embedding": EmbeddingResource(
+                model=settings.embedding_model, runtime=settings.embedding_runtime
+            ),
             "llm": LLMResource(
                 **{
                     **llm_settings(settings).model_dump(),

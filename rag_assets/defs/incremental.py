@@ -117,7 +117,11 @@ PER_DOCUMENT: dict[str, Callable[[Any, InboxFile], str]] = {
 }
 SHARED: dict[str, Callable[[Any], str]] = {
     "vision_settings": _vision_settings,
-    "embedding_settings": lambda r: digest({"model": r.embedding.model, "kind": r.embedding.kind}),
+    "embedding_settings": lambda r: digest(
+        {"model": r.embedding.model, "kind": r.embedding.kind}
+        # FlagEmbedding keeps the digest it had; another runtime's vectors differ, so re-embed.
+        | ({"runtime": v} if (v := r.embedding.vectors_version()) else {})
+    ),
     "index_settings": lambda r: digest(
         {"uri": r.milvus.uri, "analyzer": r.milvus.text_analyzer, "model": r.embedding.model}
     ),
@@ -127,7 +131,7 @@ DESCRIPTIONS = {
     "parser_settings": "The parser a document gets (collections, settings, Docling models).",
     "template_settings": "The template and options a document gets, the tokenizer and any LLM.",
     "vision_settings": "The vision model and rendering options for tables.",
-    "embedding_settings": "The embedding model and its kind.",
+    "embedding_settings": "The embedding model, its kind and the runtime that encodes with it.",
     "index_settings": "The Milvus URI, the text analyzer and the model the collection is named after.",
 }
 

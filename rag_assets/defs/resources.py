@@ -78,11 +78,22 @@ class EmbeddingResource(ConfigurableResource):
     model: str
     kind: str = "auto"
     batch_size: int = 32
+    runtime: str = "onnx"  # onnx, onnx-int8 or flag (see rag_assets.embedding.models)
 
     def spec(self):
         from rag_assets.embedding.models import EmbeddingSpec
 
-        return EmbeddingSpec(model=self.model, kind=self.kind, batch_size=self.batch_size)
+        return EmbeddingSpec(
+            model=self.model, kind=self.kind, batch_size=self.batch_size, runtime=self.runtime
+        )
+
+    def vectors_version(self) -> str | None:
+        """The runtime's part of the vectors' version (None on FlagEmbedding); loads no model."""
+        from rag_assets.embedding.models import resolve_model, vectors_version
+        from rag_assets.embedding.selection import effective_spec
+
+        chosen, _ = effective_spec(self.spec())
+        return vectors_version(chosen, resolve_model(chosen))
 
     def load(self):
         """(embedder, fallback reason or None): the bundled model stands in for a missing one."""

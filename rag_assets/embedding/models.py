@@ -2,12 +2,18 @@
 
 FlagEmbedding and torch are imported inside the functions that need them: together they
 cost several seconds, which every process that only resolves or describes a model would pay.
+
+FlagEmbedding is the reference. A dense-only model may run instead on ONNX Runtime (fp32, or
+int8 weights), exported once from its own folder (onnx_export.py) and encoded the same way
+(onnx_encoder.py); bench/README.md gives the speed and agreement of each runtime.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
+import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +30,13 @@ FALLBACK_SETTING = f"{BUNDLED_PREFIX}{BUNDLED_MODEL}"
 
 Kind = Literal["flag", "bge-m3"]
 Pooling = Literal["cls", "mean"]
+Runtime = Literal["onnx", "onnx-int8", "flag"]
+RUNTIMES: tuple[Runtime, ...] = ("onnx", "onnx-int8", "flag")
+# The fastest runtime whose vectors agree with FlagEmbedding's within the stated tolerance
+# (cosine >= 0.99 for every text): int8 falls short of it (bench/README.md).
+DEFAULT_RUNTIME: Runtime = "onnx"
+
+log = logging.getLogger(__name__)
 
 
 class EmbeddingSpec(BaseModel):
@@ -39,6 +52,8 @@ class EmbeddingSpec(BaseModel):
     pooling: Pooling | None = None  # None: chosen from the model folder (see resolve_model)
     # ISO 639-1 codes the model embeds well, "*" for any; None: judged by name (model_languages)
     languages: tuple[str, ...] | None = None
+    runtime: Runtime = DEFAULT_RUNTIME  # dense-only models; BGE-M3 always runs on FlagEmbedding
+    cache_dir: Path | None = None  # ONNX exports; None: onnx_export.default_cache_dir()
 
 
 class ResolvedModel(BaseModel):
@@ -160,39 +175,101 @@ def _default_pooling(name: str, path: Path, kind: Kind) -> tuple[Pooling, str]:
     return "mean", "mean pooling: the sentence-transformers default for models without a config"
 
 
+def planned_runtime(spec: EmbeddingSpec, resolved: ResolvedModel) -> tuple[Runtime, str | None]:
+    """The runtime a model will run on and, when it is not the one set, why; nothing is loaded."""
+    if resolved.kind == "bge-m3" or spec.runtime == "flag":
+        return "flag", None  # FlagEmbedding is the only path with BGE-M3's sparse weights
+    if importlib.util.find_spec("onnxruntime") is None:
+        return "flag", f"runtime {spec.runtime!r} needs onnxruntime, which is not installed"
+    return spec.runtime, None
+
+
+def vectors_version(spec: EmbeddingSpec, resolved: ResolvedModel) -> str | None:
+    """What besides the model decides the vectors: the ONNX runtime and its export version, or
+    None on FlagEmbedding, the reference whose vectors carried no such version before."""
+    from rag_assets.embedding.onnx_export import EXPORT_VERSION
+
+    runtime, _ = planned_runtime(spec, resolved)
+    return None if runtime == "flag" else f"{runtime}/export-{EXPORT_VERSION}"
+
+
 class Embedder:
     """One loaded model. Build it through load_embedder so a process loads each model once."""
 
     def __init__(self, spec: EmbeddingSpec, resolved: ResolvedModel) -> None:
-        from FlagEmbedding import BGEM3FlagModel, FlagModel
-
         started = time.perf_counter()
-        common: dict[str, Any] = {
-            "normalize_embeddings": True,
-            "use_fp16": False,  # fp16 on CPU is slower and less accurate
-            "devices": "cpu",  # one device: FlagEmbedding would otherwise spawn a process pool
-            "pooling_method": resolved.pooling,
-            "query_instruction_for_retrieval": spec.query_instruction,
-            "batch_size": spec.batch_size,
-            "query_max_length": spec.max_length,
-            "passage_max_length": spec.max_length,
-        }
-        model_cls = BGEM3FlagModel if resolved.kind == "bge-m3" else FlagModel
-        self._model = model_cls(str(resolved.path), **common)
         self.spec = spec
         self.resolved = resolved
         self.name = resolved.name
         self.model_dir = resolved.path
         self.has_sparse = resolved.kind == "bge-m3"
         self.languages = resolved.languages
+        self.runtime, self.runtime_fallback = planned_runtime(spec, resolved)
+        self._onnx = None
+        if self.runtime != "flag":
+            try:
+                self._onnx = self._load_onnx(self.runtime)
+            except Exception as error:  # any export or session failure: the reference still runs
+                self.runtime_fallback = f"runtime {self.runtime!r} failed: {error}"
+                self.runtime = "flag"
+        if self.runtime_fallback:
+            self.runtime_fallback += "; fell back to FlagEmbedding"
+            log.warning("embedding model %s: %s", self.name, self.runtime_fallback)
+        if self._onnx is None:
+            self._model = self._load_flag()
         self.dimension = int(self.encode_documents(["dimension probe"]).dense.shape[1])
         self.load_seconds = time.perf_counter() - started
 
+    def _load_flag(self) -> Any:
+        from FlagEmbedding import BGEM3FlagModel, FlagModel
+
+        model_cls = BGEM3FlagModel if self.has_sparse else FlagModel
+        return model_cls(
+            str(self.model_dir),
+            normalize_embeddings=True,
+            use_fp16=False,  # fp16 on CPU is slower and less accurate
+            devices="cpu",  # one device: FlagEmbedding would otherwise spawn a process pool
+            pooling_method=self.resolved.pooling,
+            query_instruction_for_retrieval=self.spec.query_instruction,
+            batch_size=self.spec.batch_size,
+            query_max_length=self.spec.max_length,
+            passage_max_length=self.spec.max_length,
+        )
+
+    def _load_onnx(self, runtime: Runtime) -> Any:
+        from rag_assets.embedding.onnx_encoder import OnnxEncoder
+        from rag_assets.embedding.onnx_export import default_cache_dir, ensure_exported
+
+        folder = ensure_exported(
+            self.model_dir, self.name, self.spec.cache_dir or default_cache_dir()
+        )
+        return OnnxEncoder(
+            folder,
+            precision="int8" if runtime == "onnx-int8" else "fp32",
+            pooling=self.resolved.pooling,
+            batch_size=self.spec.batch_size,
+        )
+
     def encode_documents(self, texts: list[str]) -> EmbeddingBatch:
+        if self._onnx is not None:
+            return self._encode_onnx(texts)
         return self._encode(texts, self._model.encode_corpus)
 
     def encode_queries(self, texts: list[str]) -> EmbeddingBatch:
+        if self._onnx is not None:
+            # FlagModel's query_instruction_format is "{}{}": the instruction, then the query.
+            instruction = self.spec.query_instruction or ""
+            return self._encode_onnx([f"{instruction}{t}" for t in texts])
         return self._encode(texts, self._model.encode_queries)
+
+    def _encode_onnx(self, texts: list[str]) -> EmbeddingBatch:
+        if not texts:
+            return EmbeddingBatch(
+                dense=np.zeros((0, self.dimension), dtype=np.float32), sparse=None
+            )
+        return EmbeddingBatch(
+            dense=self._onnx.encode(list(texts), self.spec.max_length), sparse=None
+        )
 
     def _encode(self, texts: list[str], encode: Any) -> EmbeddingBatch:
         if not texts:  # FlagEmbedding fails on an empty list

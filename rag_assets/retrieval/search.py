@@ -242,7 +242,9 @@ def open_retriever(
     from rag_assets.embedding.selection import select_embedder
 
     spec = EmbeddingSpec(
-        model=settings.embedding_model, languages=_languages(settings.embedding_languages)
+        model=settings.embedding_model,
+        languages=_languages(settings.embedding_languages),
+        runtime=settings.embedding_runtime,  # queries encoded as the chunks were
     )
     embedder, _ = select_embedder(spec)
     prefix = {"collection_prefix": collection_prefix} if collection_prefix else {}

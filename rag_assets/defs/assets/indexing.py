@@ -79,6 +79,8 @@ def chunk_embeddings(
     )
     if fallback_reason:
         context.log.warning(fallback_reason)
+    if embedder.runtime_fallback:
+        context.log.warning(f"embedding runtime: {embedder.runtime_fallback}")
     outputs = {key: to_arrow(doc_rows, EmbeddingRow) for key, doc_rows in by_key.items()}
     yield Output(
         outputs if ranged else outputs[context.partition_key],
@@ -91,6 +93,8 @@ def chunk_embeddings(
             "vectors": len(rows),
             "model_notes": MetadataValue.json(embedder.resolved.notes),
             "model_fallback": fallback_reason or "none",
+            "runtime": embedder.runtime,
+            "runtime_fallback": embedder.runtime_fallback or "none",
             "load_seconds": seconds(loaded - started),
             "encode_seconds": seconds(encoded - loaded),
         },

@@ -1,0 +1,86 @@
+"""Dense vectors from an exported model with ONNX Runtime, computed as FlagEmbedding's FlagModel does.
+
+FlagModel.encode_single_device tokenizes with truncation at max_length, sorts the texts by token
+count (longest first) so each batch pads little, pools the last hidden state (cls or
+attention-masked mean) and L2-normalizes. This does the same with the same tokenizer definition,
+without importing torch or transformers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from rag_assets.embedding.onnx_export import (
+    FP32_FILE,
+    INT8_FILE,
+    TOKENIZER_FILE,
+    ExportInfo,
+    read_info,
+)
+
+Precision = Literal["fp32", "int8"]
+
+
+class OnnxEncoder:
+    def __init__(
+        self,
+        folder: Path,
+        precision: Precision,
+        pooling: Literal["cls", "mean"],
+        batch_size: int,
+    ) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        self.info: ExportInfo = read_info(folder)
+        self.model_file = folder / (INT8_FILE if precision == "int8" else FP32_FILE)
+        options = onnxruntime.SessionOptions()
+        options.log_severity_level = 3  # errors only: initializer notes are not ours to act on
+        self._session = onnxruntime.InferenceSession(
+            str(self.model_file), options, providers=["CPUExecutionProvider"]
+        )
+        self._tokenizer = Tokenizer.from_file(str(folder / TOKENIZER_FILE))
+        self._tokenizer.no_padding()  # padded per batch, after sorting by length
+        self._pooling = pooling
+        self._batch_size = batch_size
+
+    def encode(self, texts: list[str], max_length: int) -> np.ndarray:
+        """(len(texts), hidden) float32, rows L2-normalized, in the order of `texts`."""
+        self._tokenizer.enable_truncation(max_length)
+        encodings = self._tokenizer.encode_batch(texts)
+        out = np.empty((len(texts), self.info.hidden_size), dtype=np.float32)
+        for rows in length_batches([len(e.ids) for e in encodings], self._batch_size):
+            feed, mask = self._pad([encodings[i] for i in rows])
+            hidden = self._session.run(None, feed)[0]
+            out[rows] = _pool(hidden, mask, self._pooling)
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+    def _pad(self, encodings: list) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        width = max(len(e.ids) for e in encodings)
+        ids = np.full((len(encodings), width), self.info.pad_token_id, dtype=np.int64)
+        mask = np.zeros((len(encodings), width), dtype=np.int64)
+        types = np.full((len(encodings), width), self.info.pad_token_type_id, dtype=np.int64)
+        for row, e in enumerate(encodings):
+            ids[row, : len(e.ids)] = e.ids
+            mask[row, : len(e.ids)] = e.attention_mask
+            types[row, : len(e.ids)] = e.type_ids
+        columns = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        return {name: columns[name] for name in self.info.input_names}, mask
+
+
+def length_batches(lengths: Sequence[int], batch_size: int) -> list[np.ndarray]:
+    """Indices in batches of similar token counts, longest first, as FlagModel groups them:
+    each batch pads only to its own longest text."""
+    order = np.argsort([-n for n in lengths], kind="stable")
+    return [order[first : first + batch_size] for first in range(0, len(order), batch_size)]
+
+
+def _pool(hidden: np.ndarray, mask: np.ndarray, pooling: str) -> np.ndarray:
+    if pooling == "cls":
+        return hidden[:, 0]
+    weights = mask[..., None].astype(np.float32)
+    return (hidden * weights).sum(axis=1) / weights.sum(axis=1)

@@ -1,0 +1,168 @@
+"""A model folder exported to ONNX (fp32 and int8) once, into a cache that processes share.
+
+The export runs torch, so it happens once per model folder and export version; the folder's
+content hash names the cache entry, so a changed folder is exported again. A file lock lets one
+process export while the others wait, and the entry appears by one atomic rename of a finished
+folder: a reader never sees half an export, and a killed exporter leaves only a temporary folder,
+which the next exporter removes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+from pydantic import BaseModel
+
+# Part of the vectors' version: change it when the export or the quantization changes them.
+EXPORT_VERSION = "1"
+FP32_FILE = "model.onnx"
+INT8_FILE = "model.int8.onnx"
+TOKENIZER_FILE = "tokenizer.json"
+INFO_FILE = "export.json"
+LOCK_TIMEOUT_S = 900  # an export takes tens of seconds on a loaded 2-core machine
+
+log = logging.getLogger(__name__)
+
+
+class ExportInfo(BaseModel):
+    """What the runtime needs besides the graph, written beside it."""
+
+    model_dir: str
+    digest: str
+    input_names: list[str]  # the tokenizer's model inputs, in the graph's order
+    pad_token_id: int
+    pad_token_type_id: int
+    hidden_size: int
+    torch_version: str
+    onnxruntime_version: str
+
+
+def default_cache_dir() -> Path:
+    """`$RAG_ASSETS_MODEL_CACHE`, else the user's cache: exports outlive any one data folder."""
+    configured = os.environ.get("RAG_ASSETS_MODEL_CACHE", "").strip()
+    if configured:
+        return Path(configured).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME", "").strip() or "~/.cache"
+    return Path(base).expanduser() / "rag_assets" / "onnx"
+
+
+def folder_digest(folder: Path) -> str:
+    """sha256 over every file's relative path and bytes: any change to the model re-exports."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
+        with path.open("rb") as handle:
+            while block := handle.read(1 << 20):
+                digest.update(block)
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def export_dir(name: str, digest: str, cache_dir: Path) -> Path:
+    """Where a model folder's export lives (exists once complete)."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "model"
+    return cache_dir / f"{slug}-{digest[:16]}-v{EXPORT_VERSION}"
+
+
+def ensure_exported(model_dir: Path, name: str, cache_dir: Path) -> Path:
+    """The export folder of `model_dir`, exporting it first when no process has yet."""
+    from filelock import FileLock
+
+    digest = folder_digest(model_dir)
+    target = export_dir(name, digest, cache_dir)
+    if target.is_dir():  # only ever made by the rename of a finished export
+        return target
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    with FileLock(f"{target}.lock", timeout=LOCK_TIMEOUT_S):
+        if target.is_dir():  # another process finished while this one waited
+            return target
+        for stale in cache_dir.glob(f"{target.name}.tmp-*"):
+            shutil.rmtree(stale, ignore_errors=True)  # a killed exporter's: the lock is ours
+        log.info("exporting %s to ONNX in %s", model_dir, target)
+        work = Path(tempfile.mkdtemp(prefix=f"{target.name}.tmp-", dir=cache_dir))
+        try:
+            info = _export(model_dir, digest, work)
+            _quantize(work / FP32_FILE, work / INT8_FILE)
+            (work / INFO_FILE).write_text(info.model_dump_json(indent=2))
+            work.chmod(0o755)  # mkdtemp's 0700 would hide a shared cache from other users
+            os.rename(work, target)
+        except BaseException:
+            shutil.rmtree(work, ignore_errors=True)
+            raise
+    return target
+
+
+def read_info(folder: Path) -> ExportInfo:
+    return ExportInfo.model_validate(json.loads((folder / INFO_FILE).read_text()))
+
+
+def _export(model_dir: Path, digest: str, work: Path) -> ExportInfo:
+    import onnxruntime
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True)
+    if not tokenizer.is_fast:
+        raise ValueError(f"{model_dir} has no fast tokenizer to run beside ONNX")
+    # The fast tokenizer's own definition, so the runtime tokenizes exactly as transformers does.
+    tokenizer.backend_tokenizer.save(str(work / TOKENIZER_FILE))
+    # Eager attention traces to plain MatMul/Softmax that every ONNX Runtime build runs.
+    model = AutoModel.from_pretrained(
+        str(model_dir), local_files_only=True, attn_implementation="eager"
+    ).eval()
+    names = list(tokenizer.model_input_names)
+    sample = tokenizer(["an export probe", "a second, longer export probe"], padding=True)
+    args = tuple(torch.tensor(sample[n], dtype=torch.int64) for n in names)
+
+    class LastHiddenState(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
+            return self.model(**dict(zip(names, inputs, strict=True))).last_hidden_state
+
+    axes = {0: "batch", 1: "sequence"}
+    with torch.no_grad():
+        # The TorchScript exporter: the dynamo one needs onnxscript, which is not installed.
+        torch.onnx.export(
+            LastHiddenState(),
+            args,
+            str(work / FP32_FILE),
+            input_names=names,
+            output_names=["last_hidden_state"],
+            dynamic_axes={n: axes for n in [*names, "last_hidden_state"]},
+            opset_version=17,
+            dynamo=False,
+        )
+    return ExportInfo(
+        model_dir=str(model_dir),
+        digest=digest,
+        input_names=names,
+        pad_token_id=int(tokenizer.pad_token_id or 0),
+        pad_token_type_id=int(tokenizer.pad_token_type_id),
+        hidden_size=int(model.config.hidden_size),
+        torch_version=torch.__version__,
+        onnxruntime_version=onnxruntime.__version__,
+    )
+
+
+def _quantize(fp32: Path, int8: Path) -> None:
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    # Weights of the MatMuls per output channel: measured closer to fp32 than per tensor
+    # (bench/README.md), activations quantized per batch at run time.
+    quantize_dynamic(
+        str(fp32),
+        str(int8),
+        weight_type=QuantType.QInt8,
+        per_channel=True,
+        op_types_to_quantize=["MatMul"],
+    )
