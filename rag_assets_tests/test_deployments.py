@@ -4,7 +4,8 @@ Every instance config validates against Dagster's schema; the compose file is pa
 services, volumes, dependencies, environment and workspace checked against each other and the
 project; the Helm values are validated against `deployments/kubernetes/chart-schema-excerpt.json`
 (the part of the Dagster chart's schema they use, written from the chart's own) and against the
-Secrets and volumes they name. PostgreSQL itself runs for real in test_postgres_deployment.py.
+Secrets and volumes they name; their object store runs for real as a local S3 server (moto).
+PostgreSQL itself runs for real in test_postgres_deployment.py.
 """
 
 from __future__ import annotations
@@ -16,10 +17,16 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+import s3fs
 import yaml
 from dagster._core.instance.config import dagster_instance_config
+from moto.server import ThreadedMotoServer
 
+from rag_assets.defs.ingest import ingest
+from rag_assets.index.milvus import MilvusIndex
 from rag_assets.retrieval.fusion import ENV_PREFIX, FusionSettings
+from rag_assets.settings import Settings
+from rag_assets.storage import read_chunks
 from rag_assets_tests.conftest import REPO_ROOT
 
 DEPLOYMENTS = REPO_ROOT / "deployments"
@@ -228,14 +235,15 @@ def test_the_image_is_built_as_setup_sh_installs():
         COMPOSE_DIR / build["context"] / build["dockerfile"]
     ).resolve() == COMPOSE_DIR / "Dockerfile"
     torch_pin = re.search(r"^torch==\S+$", (REPO_ROOT / "constraints.txt").read_text(), re.M)[0]
-    assert f'{torch_pin} \\\n && pip install -c constraints.txt ".[postgres]"' in dockerfile
+    assert f'{torch_pin} \\\n && pip install -c constraints.txt ".[postgres,s3]"' in dockerfile
     assert "pip uninstall -y torchvision" in dockerfile
     for copied in re.findall(r"^COPY (.+) \S+$", dockerfile, re.M):
         for path in copied.split():
             assert (REPO_ROOT / path).exists(), path
     cmd = json.loads(re.search(r"^CMD (.+)$", dockerfile, re.M)[1])
     assert cmd == compose()["services"]["code-location"]["command"]
-    assert "dagster-postgres" in " ".join(PYPROJECT["project"]["optional-dependencies"]["postgres"])
+    extras = PYPROJECT["project"]["optional-dependencies"]
+    assert "dagster-postgres" in " ".join(extras["postgres"]) and "s3fs" in " ".join(extras["s3"])
 
 
 # --- Kubernetes (Helm values for the official Dagster chart) ---------------------------------
@@ -325,3 +333,44 @@ def test_helm_concurrency_matches_the_scale_instance():
     assert helm["runs"]["tagConcurrencyLimits"] == scale["runs"]["tag_concurrency_limits"]
     # The chart refuses limits set both here and in the run coordinator's config.
     assert "config" not in helm_values()["dagsterDaemon"]["runCoordinator"]
+
+
+@pytest.mark.slow
+def test_assets_land_on_the_object_store_the_helm_values_name(tmp_path, monkeypatch):
+    """RAG_ASSETS_STORAGE_ROOT=s3://... as values.yaml sets it: every asset partition is written
+    through the UPath IO managers to S3 (a local S3 server here) and read back from there."""
+    (deployment,) = helm_values()["dagster-user-deployments"]["deployments"]
+    root = {e["name"]: e["value"] for e in deployment["env"]}["RAG_ASSETS_STORAGE_ROOT"]
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        host, port = server.get_host_and_port()
+        for name, value in {
+            "AWS_ACCESS_KEY_ID": "rag-assets-test",
+            "AWS_SECRET_ACCESS_KEY": "rag-assets-test",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_ENDPOINT_URL_S3": f"http://{host}:{port}",
+            "RAG_ASSETS_DATA_DIR": str(tmp_path / "data"),
+            "RAG_ASSETS_STORAGE_ROOT": root,
+        }.items():
+            monkeypatch.setenv(name, value)
+        bucket_root = root.removeprefix("s3://")
+        store = s3fs.S3FileSystem(skip_instance_cache=True)
+        store.mkdir(bucket_root.split("/")[0])
+        source = tmp_path / "pumps.md"
+        source.write_text("# Pumps\n\n## Priming\n\nPrime the pump before the first start.\n")
+
+        settings = Settings.from_env()
+        (outcome,) = ingest(settings, [source])
+        assert outcome.success, outcome.summary()
+        stored = store.find(bucket_root)
+        for asset in ("parsed_documents", "normalized_documents", "document_chunks"):
+            assert any(f"/{asset}/{outcome.doc_id}." in key for key in stored), asset
+        assert not [key for key in stored if key.endswith(".tmp")]
+        assert not (settings.data_dir / "assets").exists()
+        chunks = read_chunks(settings, outcome.doc_id)
+        with MilvusIndex(settings.resolved_milvus_uri) as index:
+            (collection,) = index.list_collections()
+            assert chunks and index.count_document(collection, outcome.doc_id) == len(chunks)
+    finally:
+        server.stop()
