@@ -259,3 +259,44 @@ def test_a_launched_run_killed_with_its_code_server_is_failed_and_its_slots_free
     failed = instance.get_run_by_id(run.run_id)
     assert failed.status == DagsterRunStatus.FAILURE
     assert instance.event_log_storage.get_concurrency_run_ids() == set()
+
+
+def test_the_daemons_recovery_sensor_fails_runs_whose_process_is_gone_and_frees_their_slots(
+    tmp_path,
+):
+    from dagster import DefaultSensorStatus, build_sensor_context
+
+    from rag_assets.defs.build import build_defs
+
+    settings = Settings.from_env(tmp_path / "data")
+    instance = open_instance(settings)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        runs = {
+            pid: instance.add_run(
+                DagsterRun(
+                    job_name="ingest_documents",
+                    run_id=make_new_run_id(),
+                    status=DagsterRunStatus.STARTED,
+                    tags={PID_TAG: str(pid), HOST_TAG: socket.gethostname()},
+                )
+            )
+            for pid in (gone.pid, live.pid)
+        }
+        storage = instance.event_log_storage
+        storage.initialize_concurrency_limit_to_default("milvus")
+        assert storage.claim_concurrency_slot("milvus", runs[gone.pid].run_id, "vector_index")
+        sensor = build_defs(settings).get_sensor_def("recovery_sensor")
+        assert sensor.default_status == DefaultSensorStatus.RUNNING
+        tick = sensor.evaluate_tick(build_sensor_context(instance=instance))
+        assert (
+            tick.skip_message == f"failed the runs whose process is gone: {runs[gone.pid].run_id}"
+        )
+        assert instance.get_run_by_id(runs[gone.pid].run_id).status == DagsterRunStatus.FAILURE
+        assert instance.get_run_by_id(runs[live.pid].run_id).status == DagsterRunStatus.STARTED
+        assert storage.get_concurrency_run_ids() == set()
+    finally:
+        live.kill()
+        live.wait()

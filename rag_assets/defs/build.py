@@ -15,6 +15,7 @@ from rag_assets.defs.automation import automation_sensor, eager
 from rag_assets.defs.incremental import observed_sources
 from rag_assets.defs.io_managers import JsonIOManagerFactory, ParquetIOManagerFactory
 from rag_assets.defs.jobs import evaluate_retrieval, ingest_documents
+from rag_assets.defs.recovery import recovery_sensor
 from rag_assets.defs.resources import (
     CollectionsResource,
     EmbeddingResource,
@@ -73,7 +74,7 @@ def build_defs(settings: Settings) -> Definitions:
         # Every run, backfills and automation included, executes its steps in one process: models
         # and parsers load once per run, not once per step.
         executor=in_process_executor,
-        sensors=[build_inbox_sensor(ingest_documents), automation_sensor],
+        sensors=[build_inbox_sensor(ingest_documents), automation_sensor, recovery_sensor],
         schedules=[
             build_refresh_schedule(ingest_documents, settings.refresh_cron),
             build_evaluation_schedule(evaluate_retrieval, settings.evaluation_cron),

@@ -6,10 +6,10 @@ CLI's runs from the start, runs launched by the UI, a sensor or a schedule as th
 are set up in the run worker. Dagster itself fails a launched run whose worker dies while the
 code server that started it lives on, but not one whose code server died with it (`dagster dev`
 killed, the machine's OOM killer), and its daemon's run monitoring cannot check a worker of the
-DefaultRunLauncher. So before a run starts, this host's runs whose process is gone are marked
-failed and every slot held by a run that is not running any more is freed. Waiting for a slot
-another live run holds is logged at INFO with the pool and the run, and sleeps, so SIGINT and
-SIGTERM end it.
+DefaultRunLauncher. So before the CLI starts a run, and every minute in the daemon
+(`recovery_sensor`), this host's runs whose process is gone are marked failed and every slot
+held by a run that is not running any more is freed. Waiting for a slot another live run holds
+is logged at INFO with the pool and the run, and sleeps, so SIGINT and SIGTERM end it.
 """
 
 from __future__ import annotations
@@ -20,7 +20,16 @@ import socket
 import time
 from collections.abc import Iterable
 
-from dagster import DagsterInstance, DagsterRunStatus, InitResourceContext, RunsFilter
+from dagster import (
+    DagsterInstance,
+    DagsterRunStatus,
+    DefaultSensorStatus,
+    InitResourceContext,
+    RunsFilter,
+    SensorEvaluationContext,
+    SkipReason,
+    sensor,
+)
 
 from rag_assets.instance import process_alive
 
@@ -87,6 +96,21 @@ def recover_dead_runs(instance: DagsterInstance) -> list[str]:
             storage.free_concurrency_slots_for_run(run_id)
             logger.info("freed the pool slots of run %s, which is not running", run_id)
     return recovered
+
+
+@sensor(
+    minimum_interval_seconds=60,
+    default_status=DefaultSensorStatus.RUNNING,
+    description="Fails this host's runs whose process is gone and frees their pool slots, so a "
+    "run killed with its code server (`rag-assets ui` killed) does not hold the queue.",
+)
+def recovery_sensor(context: SensorEvaluationContext) -> SkipReason:
+    recovered = recover_dead_runs(context.instance)
+    return SkipReason(
+        f"failed the runs whose process is gone: {', '.join(recovered)}"
+        if recovered
+        else "no run of this host has lost its process"
+    )
 
 
 def _describe(instance: DagsterInstance, run_ids: Iterable[str]) -> str:
