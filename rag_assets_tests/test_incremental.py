@@ -1,11 +1,20 @@
 """Incremental ingest on a real instance: only what is stale runs, unchanged documents cost no run."""
 
+import shutil
+
 import pytest
 import yaml
-from dagster import DagsterInstance
+from dagster import AssetKey, AssetObservation, DagsterEventType, DagsterInstance
+from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
+from dagster._core.definitions.data_version import (
+    DATA_VERSION_TAG,
+    CachingStaleStatusResolver,
+    StaleStatus,
+)
+from dagster._time import get_current_datetime
 
 from rag_assets.defs.build import build_defs
-from rag_assets.defs.incremental import PIPELINE, plan_runs, report_changes
+from rag_assets.defs.incremental import PIPELINE, _fresh_documents, plan_runs, report_changes
 from rag_assets.defs.ingest import ingest
 from rag_assets.settings import Settings
 from rag_assets.sources.inbox import scan_folder
@@ -32,6 +41,24 @@ def ingested(tmp_path):
     return settings, sources, instance, {o.source_path.split("/")[-1]: o for o in first}
 
 
+def fresh_both_ways(settings: Settings, instance) -> tuple[set[str], set[str]]:
+    """Documents all fresh by the batch reads, and by Dagster's resolver asked one by one."""
+    graph = build_defs(settings).resolve_asset_graph()
+    keys = [f.partition_key for f in scan_folder(settings.inbox_dir).files]
+    view = AssetGraphView(
+        temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None),
+        instance=instance,
+        asset_graph=graph,
+    )
+    resolver = CachingStaleStatusResolver(instance, graph, view)
+    by_dagster = {
+        k
+        for k in keys
+        if all(resolver.get_status(AssetKey(a), k) == StaleStatus.FRESH for a in PIPELINE)
+    }
+    return _fresh_documents(instance, graph, keys), by_dagster
+
+
 def stored_files(settings: Settings) -> dict[str, int]:
     root = settings.data_dir / "assets"
     return {str(p.relative_to(root)): p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
@@ -39,6 +66,7 @@ def stored_files(settings: Settings) -> dict[str, int]:
 
 def test_unchanged_reingest_runs_nothing_and_rewrites_nothing(ingested):
     settings, sources, instance, first = ingested
+    assert fresh_both_ways(settings, instance) == ({o.doc_id for o in first.values()},) * 2
     runs_before = instance.get_runs_count()
     files_before = stored_files(settings)
     again = ingest(settings, [sources], instance=instance)
@@ -78,6 +106,7 @@ def test_a_template_change_for_one_document_reruns_its_chunks_and_below_only(ing
     assert plans[pumps].assets == DOWNSTREAM_OF_CHUNKS
     assert "template_settings" in plans[pumps].reasons[0]
     assert plans[valves].assets == ()
+    assert fresh_both_ways(settings, instance) == ({valves}, {valves})
 
     again = {o.doc_id: o for o in ingest(settings, [sources], instance=instance)}
     assert again[pumps].ran == DOWNSTREAM_OF_CHUNKS and again[pumps].success
@@ -89,6 +118,11 @@ def test_a_template_change_for_one_document_reruns_its_chunks_and_below_only(ing
 def test_a_changed_file_reruns_its_own_partition(ingested):
     settings, sources, instance, first = ingested
     (sources / "valves.md").write_text("# Valves\n\n## Checks\n\nTest each valve weekly.\n")
+    shutil.copyfile(sources / "valves.md", settings.inbox_dir / "docs" / "valves.md")
+    files = scan_folder(settings.inbox_dir).files
+    assert report_changes(instance, build_defs(settings).resources, files) == 1
+    pumps = first["pumps.md"].doc_id
+    assert fresh_both_ways(settings, instance) == ({pumps}, {pumps})
     again = {
         o.source_path.split("/")[-1]: o for o in ingest(settings, [sources], instance=instance)
     }
@@ -110,3 +144,16 @@ def test_a_failed_document_runs_again_in_full(tmp_path):
     (again,) = ingest(settings, [broken], instance=instance)
     assert not again.success and again.ran == tuple(PIPELINE)
     assert instance.get_runs_count() == 2
+
+
+def test_a_source_observed_again_unchanged_is_left_to_dagster_and_stays_fresh(ingested):
+    settings, _, instance, first = ingested
+    pumps, valves = first["pumps.md"].doc_id, first["valves.md"].doc_id
+    # What the UI's "Observe" does: a newer observation, with the same version.
+    tags = instance.event_log_storage.get_latest_tags_by_partition(
+        AssetKey("inbox_files"), DagsterEventType.ASSET_OBSERVATION, [DATA_VERSION_TAG], [pumps]
+    )[pumps]
+    instance.report_runless_asset_event(AssetObservation("inbox_files", partition=pumps, tags=tags))
+    assert fresh_both_ways(settings, instance) == ({valves}, {pumps, valves})
+    graph = build_defs(settings).resolve_asset_graph()
+    assert [p.assets for p in plan_runs(instance, graph, [pumps, valves])] == [(), ()]

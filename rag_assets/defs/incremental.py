@@ -19,6 +19,7 @@ from typing import Any
 from dagster import (
     AssetKey,
     AssetObservation,
+    AssetRecordsFilter,
     DagsterEventType,
     DagsterInstance,
     DataVersion,
@@ -32,6 +33,7 @@ from dagster._core.definitions.data_version import (
     DATA_VERSION_TAG,
     CachingStaleStatusResolver,
     StaleStatus,
+    extract_data_provenance_from_entry,
 )
 from dagster._core.storage.tags import PARTITION_NAME_TAG
 from dagster._time import get_current_datetime
@@ -240,6 +242,62 @@ def _last_run_failed(instance: DagsterInstance, key: str) -> bool:
     return bool(runs) and runs[0].is_failure
 
 
+def _fresh_documents(instance: DagsterInstance, asset_graph, keys: list[str]) -> set[str]:
+    """The documents whose every step is fresh, read in one or two queries per asset for all.
+
+    A step is fresh when its latest materialization recorded the step's current code version, no
+    partitioned input has a record after the one the step saw, and each shared input still has
+    the version the step saw: what Dagster's stale status checks one partition at a time, in
+    several queries each. Anything else (missing, changed, re-observed, no code version) is left
+    to Dagster's resolver.
+    """
+    latest: dict[tuple[str, str], int] = {}
+    for asset in [*PER_DOCUMENT, *PIPELINE]:
+        event = (
+            DagsterEventType.ASSET_OBSERVATION
+            if asset in PER_DOCUMENT
+            else DagsterEventType.ASSET_MATERIALIZATION
+        )
+        ids = instance.event_log_storage.get_latest_storage_id_by_partition(
+            AssetKey(asset), event, set(keys)
+        )
+        latest.update({(asset, partition): id_ for partition, id_ in ids.items()})
+    shared = {name: _latest_versions(instance, name, None).get(None) for name in SHARED}
+    recorded = {}
+    for asset in PIPELINE:
+        ids = [id_ for (name, _), id_ in latest.items() if name == asset]
+        if ids:
+            records = instance.fetch_materializations(
+                AssetRecordsFilter(asset_key=AssetKey(asset), storage_ids=ids), limit=len(ids)
+            ).records
+            for record in records:
+                recorded[(asset, record.partition_key)] = extract_data_provenance_from_entry(
+                    record.event_log_entry
+                )
+
+    def consumed_latest(provenance, dep: AssetKey, document: str) -> bool:
+        name = dep.to_user_string()
+        if asset_graph.get(dep).is_partitioned:
+            # Dagster's test: no record of the input's partition after the one consumed.
+            cursor, last = provenance.input_storage_ids.get(dep), latest.get((name, document))
+            return cursor is not None and last is not None and last <= cursor
+        version = provenance.input_data_versions.get(dep)
+        return version is not None and version.value == shared.get(name)
+
+    def fresh(asset: str, document: str) -> bool:
+        node = asset_graph.get(AssetKey(asset))
+        provenance = recorded.get((asset, document))
+        return (
+            provenance is not None
+            and node.code_version is not None
+            and provenance.code_version == node.code_version
+            and set(provenance.input_data_versions) == set(node.parent_keys)
+            and all(consumed_latest(provenance, dep, document) for dep in node.parent_keys)
+        )
+
+    return {document for document in keys if all(fresh(a, document) for a in PIPELINE)}
+
+
 def plan_runs(
     instance: DagsterInstance, asset_graph, partition_keys: Iterable[str]
 ) -> list[PartitionPlan]:
@@ -247,8 +305,11 @@ def plan_runs(
 
     A missing asset or a failed last run re-runs the whole document (a failed blocking check
     leaves an older downstream in place that must not be rebuilt from what failed); otherwise the
-    stale steps and everything below them run.
+    stale steps and everything below them run. Documents found fresh by the batch reads of
+    `_fresh_documents` are not asked one by one.
     """
+    partition_keys = list(partition_keys)
+    fresh = _fresh_documents(instance, asset_graph, partition_keys)
     view = AssetGraphView(
         temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None),
         instance=instance,
@@ -257,6 +318,9 @@ def plan_runs(
     resolver = CachingStaleStatusResolver(instance, asset_graph, view)
     plans = []
     for key in partition_keys:
+        if key in fresh and not _last_run_failed(instance, key):
+            plans.append(PartitionPlan(key, (), ()))
+            continue
         status = {a: resolver.get_status(AssetKey(a), key) for a in PIPELINE}
         missing = [a for a in PIPELINE if status[a] == StaleStatus.MISSING]
         if missing or _last_run_failed(instance, key):
