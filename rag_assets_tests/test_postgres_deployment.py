@@ -25,6 +25,7 @@ import psycopg2
 import pytest
 import yaml
 from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
+from dagster._core.storage.dagster_run import IN_PROGRESS_RUN_STATUSES
 
 from rag_assets.index.milvus import MilvusIndex
 from rag_assets.settings import Settings
@@ -151,6 +152,27 @@ def sensor_runs(instance: DagsterInstance):
     )
 
 
+def wait_for_sensor_runs(instance: DagsterInstance, daemon_log: Path):
+    deadline = time.monotonic() + RUNS_TIMEOUT_S
+    while True:
+        records = sensor_runs(instance)
+        finished = [r for r in records if r.dagster_run.is_finished]
+        if len(records) == len(DOCUMENTS) and len(finished) == len(records):
+            return records
+        assert time.monotonic() < deadline, (
+            f"{len(finished)} of {len(records)} runs finished; daemon log:\n"
+            + daemon_log.read_text()[-3000:]
+        )
+        time.sleep(5)
+
+
+def wait_until_nothing_runs(instance: DagsterInstance) -> None:
+    deadline = time.monotonic() + RUNS_TIMEOUT_S
+    while instance.get_runs(RunsFilter(statuses=IN_PROGRESS_RUN_STATUSES)):
+        assert time.monotonic() < deadline, "runs still in progress"
+        time.sleep(5)
+
+
 def test_daemon_runs_documents_side_by_side_on_postgres(tmp_path, monkeypatch):
     services = compose()["services"]
     with postgres_server() as pg_env:
@@ -189,17 +211,10 @@ def test_daemon_runs_documents_side_by_side_on_postgres(tmp_path, monkeypatch):
             wait_for_code_server(healthcheck, env, server, tmp_path / "code-server.log")
             with started(daemon, env, tmp_path / "daemon.log"):
                 instance = DagsterInstance.from_config(str(home))
-                deadline = time.monotonic() + RUNS_TIMEOUT_S
-                while True:
-                    records = sensor_runs(instance)
-                    finished = [r for r in records if r.dagster_run.is_finished]
-                    if len(records) == len(DOCUMENTS) and len(finished) == len(records):
-                        break
-                    assert time.monotonic() < deadline, (
-                        f"{len(finished)} of {len(records)} runs finished; daemon log:\n"
-                        + (tmp_path / "daemon.log").read_text()[-3000:]
-                    )
-                    time.sleep(5)
+                records = wait_for_sensor_runs(instance, tmp_path / "daemon.log")
+            # No run launches without the daemon; those in flight (the automation sensor may have
+            # started one) end before their code server and the database go.
+            wait_until_nothing_runs(instance)
 
         assert type(instance.run_storage).__name__ == "PostgresRunStorage"
         failed = [
