@@ -150,7 +150,9 @@ def cmd_parse(args: argparse.Namespace) -> int:
     settings = _settings(args)
     try:
         router = ParserRouter(
-            settings.force_parser or settings.parser, settings.docling_artifacts_path
+            settings.force_parser or settings.parser,
+            settings.docling_artifacts_path,
+            settings.parse_workers,
         )
         result = parse_file(Path(args.path), router)
     except (DocumentError, ConfigurationError, FileNotFoundError) as error:

@@ -35,6 +35,8 @@ class Settings(BaseModel):
     chunk_max_tokens: int = 256
     chunk_overlap_tokens: int = 32
     docling_artifacts_path: str | None = None
+    # Processes parsing the page ranges of a long PDF at once (PyMuPDF): one per core; 1 = off.
+    parse_workers: int = Field(default_factory=lambda: len(os.sched_getaffinity(0)), ge=1)
     eval_dir: Path | None = None  # retrieval evaluation sets; default data_dir/eval
     embedding_model: str = DEFAULT_EMBEDDING_MODEL
     # Comma-separated ISO 639-1 codes the model covers, "*" for any; unset: judged by its name.
@@ -71,6 +73,7 @@ class Settings(BaseModel):
             "chunk_max_tokens": _env("RAG_ASSETS_CHUNK_MAX_TOKENS"),
             "chunk_overlap_tokens": _env("RAG_ASSETS_CHUNK_OVERLAP_TOKENS"),
             "docling_artifacts_path": _env("RAG_ASSETS_DOCLING_ARTIFACTS"),
+            "parse_workers": _env("RAG_ASSETS_PARSE_WORKERS"),
             "eval_dir": _env("RAG_ASSETS_EVAL_DIR"),
             "embedding_model": _env("RAG_ASSETS_EMBEDDING_MODEL"),
             "embedding_languages": _env("RAG_ASSETS_EMBEDDING_LANGUAGES"),

@@ -287,6 +287,62 @@ def test_image_only_page_is_read_by_ocr(parser: PyMuPDFParser, shared_fixtures: 
     assert "Docling bundles PDF document conversion" in element.text
 
 
+def _text_page_and_its_scan(path: Path) -> None:
+    """Page 1 has a text layer; page 2 is a picture of page 1 and nothing else (a scan)."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_textbox(pymupdf.Rect(72, 72, 520, 760), PARAGRAPH * 4, fontsize=12)
+    picture = page.get_pixmap(dpi=150)
+    scan = doc.new_page()
+    scan.insert_image(scan.rect, pixmap=picture)
+    doc.save(path)
+    doc.close()
+
+
+def test_ocr_reads_only_the_page_without_a_text_layer_and_says_why(
+    parser: PyMuPDFParser, tmp_path: Path
+) -> None:
+    path = tmp_path / "scan.pdf"
+    _text_page_and_its_scan(path)
+    ocr = parser.parse(path).native["ocr"]
+    if not ocr["engine"]:
+        assert ocr == {
+            "engine": False,
+            "why": "no OCR engine is installed",
+            "ran_on": [],
+            "not_run_on": [],
+        }
+        return
+    assert ocr["ran_on"] == [2]
+    assert "text layer" in ocr["why"]
+    assert 1 not in ocr["ran_on"] and all(p["text_layer_chars"] >= 100 for p in ocr["not_run_on"])
+    doc = _to_ir(parser.parse(path))
+    assert doc.metadata["ocr_pages"] == [2]
+    scanned = " ".join(e.text for e in doc.elements if e.page_start == 2).lower()
+    assert "pending requests" in scanned
+
+
+@pytest.mark.slow
+def test_parsed_documents_metadata_counts_the_pages_ocr_read(tmp_path: Path) -> None:
+    from rag_assets.defs.ingest import ingest
+    from rag_assets.defs.status import latest_metadata
+    from rag_assets.instance import open_instance
+    from rag_assets.settings import Settings
+
+    path = tmp_path / "scan.pdf"
+    _text_page_and_its_scan(path)
+    settings = Settings(data_dir=tmp_path / "data")
+    [outcome] = ingest(settings, [path], log_level="ERROR")
+    assert outcome.success, outcome.summary()
+    metadata = latest_metadata(open_instance(settings), "parsed_documents", outcome.doc_id)
+    ocr = metadata["ocr"]
+    assert metadata["ocr_pages"] == len(ocr["ran_on"])
+    assert ocr["ran_on"] == ([2] if ocr["engine"] else [])
+    assert ocr["why"]
+
+
 # --- errors ----------------------------------------------------------------------------
 
 

@@ -88,7 +88,10 @@ def build_defs(settings: Settings) -> Definitions:
                 figures_dir=str(settings.data_dir / "figures"),
                 follow_symlinks=settings.inbox_follow_symlinks,
             ),
-            "parser": ParserResource(docling_artifacts_path=settings.docling_artifacts_path),
+            "parser": ParserResource(
+                docling_artifacts_path=settings.docling_artifacts_path,
+                parse_workers=settings.parse_workers,
+            ),
             "collections": CollectionsResource(
                 config_path=str(settings.collections_path),
                 parser=settings.parser,

@@ -38,15 +38,16 @@ class ParserResource(ConfigurableResource):
     """Runs parsers; Docling reads PDF only with local layout models under `docling_artifacts_path`."""
 
     docling_artifacts_path: str | None = None
+    parse_workers: int = 1  # processes for the page ranges of a long PDF; 1 = in the run's process
 
     def router(self, parser: str) -> ParserRouter:
-        return _router(parser, self.docling_artifacts_path)
+        return _router(parser, self.docling_artifacts_path, self.parse_workers)
 
 
 @functools.cache
-def _router(parser: str, docling_artifacts_path: str | None) -> ParserRouter:
+def _router(parser: str, docling_artifacts_path: str | None, parse_workers: int) -> ParserRouter:
     # One router per process keeps each parser's loaded models across partitions.
-    return ParserRouter(requested=parser, docling_artifacts_path=docling_artifacts_path)
+    return ParserRouter(parser, docling_artifacts_path, parse_workers)
 
 
 class CollectionsResource(ConfigurableResource):

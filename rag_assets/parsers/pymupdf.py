@@ -7,6 +7,9 @@ both kept as the native output:
   which only repeats the text the boxes already carry;
 - ``pages``: its ``to_markdown(page_chunks=True)`` output, whose ``page_boxes[i]`` is
   ``layout.pages[p].boxes[i]`` with ``pos`` slicing that box's markdown out of ``text``.
+
+A long PDF is parsed in page ranges by worker processes (page_pool.py) and joined here
+before the one pass that needs every page: heading levels ranked by font size.
 """
 
 from __future__ import annotations
@@ -15,12 +18,15 @@ import contextlib
 import io
 import json
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rag_assets.errors import DocumentError
 from rag_assets.parsers.base import ParsedDocument
+from rag_assets.parsers.layout_model import install_layout_model
+from rag_assets.parsers.page_pool import WorkerDied, available_cores, page_ranges, run_in_workers
 
 logger = logging.getLogger(__name__)
 
@@ -34,56 +40,56 @@ _MIN_TEXT_LAYER_CHARS = 100
 class PyMuPDFParser:
     name = "pymupdf"
 
-    def __init__(self, *, ocr: bool = True) -> None:
+    def __init__(self, *, ocr: bool = True, workers: int = 1) -> None:
         # OCR (seconds per page) reads pages that pymupdf4llm's bundled decision model flags
         # and that have no usable text layer; see _ocr_engine.
         self.ocr = ocr
+        # Worker processes for the page ranges of a long PDF (page_pool.py); 1 = in process.
+        self.workers = workers
 
     def parse(self, path: Path, file_format: str = "pdf") -> ParsedDocument:
         if file_format != "pdf":
             raise DocumentError(f"{path}: the pymupdf parser reads PDF only, not {file_format}")
         _check_file_markers(path)
         doc, notes = _open_pdf(path)
-        try:
-            with _printed_output_to_log():
-                return self._parse_open(doc, path, notes)
-        finally:
-            doc.close()
+        page_count = doc.page_count
+        doc.close()
+        jobs = [
+            (str(path), list(pages), self.ocr) for pages in page_ranges(page_count, self.workers)
+        ]
+        if len(jobs) == 1:
+            # No worker shares the cores: the model's ONNX sessions may use them all.
+            results = [parse_page_range(*jobs[0], threads=available_cores())]
+        else:
+            try:
+                results = run_in_workers(self.workers, parse_page_range, jobs)
+            except WorkerDied as error:
+                raise DocumentError(
+                    f"{path}: parsing stopped, a parse worker died: {error}"
+                ) from None
+        return self._joined(path, results, notes)
 
-    def _parse_open(self, doc: Any, path: Path, notes: list[str]) -> ParsedDocument:
+    def _joined(self, path: Path, results: list[PageRange], notes: list[str]) -> ParsedDocument:
         import pymupdf
-        import pymupdf.layout  # noqa: F401  (activates the layout models before pymupdf4llm)
         import pymupdf4llm
-        from pymupdf4llm.helpers import document_layout
-        from pymupdf4llm.ocr import OCRMode
 
-        # MuPDF's and pymupdf4llm's messages go to Python logging, not stdout.
-        pymupdf.set_messages(pylogging=True, pylogging_name=__name__)
-        ocr_pages: list[int] = []
-        skipped: list[int] = []
-        engine = _ocr_engine(ocr_pages, skipped) if self.ocr else None
-        if self.ocr and engine is None:
-            notes.append(
-                "OCR requested but no OCR engine is installed; image-only pages stay empty"
-            )
-        try:
-            parsed = document_layout.parse_document(
-                doc,
-                force_text=True,  # keep text found inside pictures (diagram labels, OCR)
-                use_ocr=OCRMode.SELECT_KEEP_OLD if engine else OCRMode.NEVER,
-                ocr_function=engine,
-            )
-        except (RuntimeError, pymupdf.mupdf.FzErrorBase) as exc:
-            # MuPDF's own errors (bad page content, broken streams) surface as either type.
-            raise DocumentError(
-                f"{path}: the PDF is corrupt, a page could not be read: {exc}"
-            ) from exc
+        for result in results:
+            for line in result.messages:
+                logger.debug("pymupdf4llm: %s", line)
+        parsed = results[0].document
+        parsed.pages = [page for result in results for page in result.document.pages]
+        _whole_document_header_levels(parsed.pages)
+        ocr = _ocr_record(results, self.ocr)
         # to_json first: to_markdown consumes the text lines it renders (it mutates them).
         layout = json.loads(parsed.to_json())
         for page in layout["pages"]:
             page.pop("fulltext", None)
         pages = json.loads(json.dumps(parsed.to_markdown(page_chunks=True)))
-        notes.extend(_page_notes(layout, ocr_pages, skipped))
+        if self.ocr and not ocr["engine"]:
+            notes.append(
+                "OCR requested but no OCR engine is installed; image-only pages stay empty"
+            )
+        notes.extend(_page_notes(layout, ocr["ran_on"], [p["page"] for p in ocr["not_run_on"]]))
         return ParsedDocument(
             parser=self.name,
             parser_version=pymupdf.__version__,
@@ -92,8 +98,9 @@ class PyMuPDFParser:
             page_count=parsed.page_count,
             native={
                 "pymupdf4llm_version": pymupdf4llm.__version__,
-                "ocr_pages": ocr_pages,
-                "ocr_font": _ocr_font_name() if ocr_pages else None,
+                "ocr_pages": ocr["ran_on"],
+                "ocr_font": _ocr_font_name() if ocr["ran_on"] else None,
+                "ocr": ocr,
                 "layout": layout,
                 "pages": pages,
             },
@@ -101,17 +108,102 @@ class PyMuPDFParser:
         )
 
 
-@contextlib.contextmanager
-def _printed_output_to_log() -> Iterator[None]:
-    """pymupdf4llm and RapidOCR print progress to stdout, which would corrupt `--json` output."""
+@dataclass
+class PageRange:
+    """pymupdf4llm's parse of some pages of a PDF, before the whole-document passes."""
+
+    document: Any  # pymupdf4llm's ParsedDocument holding only these pages
+    ocr_pages: list[int]  # 1-based pages read by OCR
+    text_layer_chars: dict[int, int]  # each page OCR was asked for: its legible characters
+    ocr_engine: bool  # whether an OCR engine was there to ask
+    messages: list[str]  # what MuPDF, pymupdf4llm and RapidOCR printed
+
+
+def parse_page_range(path: str, pages: list[int], ocr: bool, threads: int = 1) -> PageRange:
+    """pymupdf4llm's layout parse of `pages` (0-based) of the PDF at `path`.
+
+    Runs in a parse worker or in the calling process. What depends on other pages (heading
+    levels ranked by font size here, running headers and numbering in the IR repairs)
+    runs after the ranges are joined.
+    """
+    import pymupdf
+    from pymupdf4llm.helpers import document_layout
+    from pymupdf4llm.ocr import OCRMode
+
+    ocr_pages: list[int] = []
+    chars: dict[int, int] = {}
+    # Printed output would corrupt `--json` on stdout (and a worker's goes to the terminal):
+    # it is handed back for the caller to log.
     captured = io.StringIO()
+    pymupdf.set_messages(stream=captured)
     try:
         with contextlib.redirect_stdout(captured):
-            yield
+            install_layout_model(threads)
+            engine = _ocr_engine(ocr_pages, chars) if ocr else None
+            with pymupdf.open(path, filetype="pdf") as doc:
+                parsed = document_layout.parse_document(
+                    doc,
+                    pages=pages,
+                    force_text=True,  # keep text found inside pictures (diagram labels, OCR)
+                    use_ocr=OCRMode.SELECT_KEEP_OLD if engine else OCRMode.NEVER,
+                    ocr_function=engine,
+                )
+    except (RuntimeError, pymupdf.mupdf.FzErrorBase) as exc:
+        # MuPDF's own errors (bad page content, broken streams) surface as either type.
+        raise DocumentError(f"{path}: the PDF is corrupt, a page could not be read: {exc}") from exc
     finally:
-        for line in captured.getvalue().splitlines():
-            if line.strip():
-                logger.debug("pymupdf4llm: %s", line)
+        pymupdf.set_messages(pylogging=True, pylogging_name=__name__)
+    for page in parsed.pages:
+        # The page's raw text dump: read while parsing, never kept, large to send back.
+        page.fulltext = None
+    return PageRange(
+        document=parsed,
+        ocr_pages=ocr_pages,
+        text_layer_chars=chars,
+        ocr_engine=engine is not None,
+        messages=[line for line in captured.getvalue().splitlines() if line.strip()],
+    )
+
+
+def _whole_document_header_levels(pages: list[Any]) -> None:
+    """pymupdf4llm's heading levels: the document's title/header font sizes, ranked."""
+    from pymupdf4llm.helpers.document_layout import update_header_tags
+
+    sizes = {
+        box.max_fontsize
+        for page in pages
+        for box in page.boxes
+        if box.boxclass in ("title", "section-header")
+    }
+    if sizes:
+        update_header_tags(pages, sizes)
+
+
+def _ocr_record(results: list[PageRange], requested: bool) -> dict:
+    """Which pages OCR read and which it left, and why (parsed_documents' metadata)."""
+    chars = {page: n for result in results for page, n in result.text_layer_chars.items()}
+    ran_on = [page for result in results for page in result.ocr_pages]
+    engine = all(result.ocr_engine for result in results)
+    if not requested:
+        why = "OCR is off"
+    elif not engine:
+        why = "no OCR engine is installed"
+    else:
+        why = (
+            "OCR runs only on pages that pymupdf4llm's OCR model flags and whose text layer "
+            f"holds fewer than {_MIN_TEXT_LAYER_CHARS} legible characters"
+        )
+    return {
+        "engine": engine,
+        "why": why,
+        "ran_on": ran_on,
+        # pages the model flagged that keep their text layer, and how much legible text it holds
+        "not_run_on": [
+            {"page": page, "text_layer_chars": n}
+            for page, n in sorted(chars.items())
+            if page not in ran_on
+        ],
+    }
 
 
 def _check_file_markers(path: Path) -> None:
@@ -154,7 +246,7 @@ def _open_pdf(path: Path) -> tuple[Any, list[str]]:
     return doc, notes
 
 
-def _ocr_engine(ocr_pages: list[int], skipped: list[int]) -> Callable[..., Any] | None:
+def _ocr_engine(ocr_pages: list[int], chars: dict[int, int]) -> Callable[..., Any] | None:
     """pymupdf4llm's own OCR choice (bundled RapidOCR), run only on pages without a text layer.
 
     pymupdf4llm also asks for OCR on text pages that carry screenshots or logos; that text
@@ -167,8 +259,8 @@ def _ocr_engine(ocr_pages: list[int], skipped: list[int]) -> Callable[..., Any] 
         return None
 
     def image_page_engine(page: Any, **kwargs: Any) -> Any:
-        if _text_layer_chars(page) >= _MIN_TEXT_LAYER_CHARS:
-            skipped.append(page.number + 1)
+        chars[page.number + 1] = _text_layer_chars(page)
+        if chars[page.number + 1] >= _MIN_TEXT_LAYER_CHARS:
             return None
         ocr_pages.append(page.number + 1)
         return engine(page, **kwargs)

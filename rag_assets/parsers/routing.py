@@ -25,11 +25,14 @@ class ParserRouter:
 
     requested: str = "auto"
     docling_artifacts_path: str | None = None
+    parse_workers: int = 1  # processes for the page ranges of a long PDF (PyMuPDF); 1 = off
     _instances: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         if self.requested not in PARSERS:
             raise ConfigurationError(f"unknown parser {self.requested!r}; choose one of {PARSERS}")
+        if self.parse_workers < 1:
+            raise ConfigurationError(f"parse workers must be 1 or more, not {self.parse_workers}")
 
     def parser_for(self, name: str):
         """The parser object called `name`, built on first use."""
@@ -49,7 +52,7 @@ class ParserRouter:
             else:
                 from rag_assets.parsers.pymupdf import PyMuPDFParser
 
-                self._instances[name] = PyMuPDFParser()
+                self._instances[name] = PyMuPDFParser(workers=self.parse_workers)
         return self._instances[name]
 
     def choose(self, file_format: str) -> ParserChoice:

@@ -19,8 +19,8 @@ from rag_assets.sources.keys import InvalidPartitionKey, check_partition_key
 from rag_assets.sources.raw import RawDocument, capture_raw_document
 
 SOURCES_VERSION = "1"
-# Parsers: Markdown and HTML keep their typography and quoted headings stay quoted text.
-PARSE_VERSION = "2"
+# Parsers: PyMuPDF records which pages OCR read and why (Markdown and HTML keep their typography).
+PARSE_VERSION = "3"
 NORMALIZE_VERSION = "3"  # IR repairs after every adapter; stated heading levels kept
 
 
@@ -117,9 +117,18 @@ def parsed_documents(
             "fallbacks": MetadataValue.json(choice.fallbacks),
             "notes": MetadataValue.json(parsed.notes),
             "page_count": parsed.page_count or 0,
+            **_ocr_metadata(parsed),
             "parse_seconds": seconds(time.perf_counter() - started),
         },
     )
+
+
+def _ocr_metadata(parsed: ParsedDocument) -> dict:
+    """How many pages OCR read and why, as the PyMuPDF parser records it."""
+    ocr = parsed.native.get("ocr")
+    if ocr is None:
+        return {}
+    return {"ocr_pages": len(ocr["ran_on"]), "ocr": MetadataValue.json(ocr)}
 
 
 @asset(

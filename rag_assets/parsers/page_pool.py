@@ -1,0 +1,114 @@
+"""Worker processes that parse page ranges of PDFs, started once and kept for the process's life.
+
+A CLI ingest or a Dagster run parses its documents in one process, one after another; the
+layout model (ONNX, ~0.2 CPU seconds a page) would keep one core busy and leave the other
+idle. Here a PDF's pages are cut into contiguous ranges that spawned workers parse at the
+same time, one model per worker with one ONNX thread each; the caller joins the ranges and
+runs the whole-document passes itself. The workers pay their imports and model load once
+(seconds) and serve every later document of the process; a small PDF never starts them.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, TypeVar
+
+# Below this many pages a PDF is parsed in the calling process: starting the workers costs
+# more than the second core would save, and a range of a few pages is mostly fixed costs.
+MIN_SPLIT_PAGES = 16
+MIN_RANGE_PAGES = 4
+# Several ranges per worker even out pages of unequal cost (tables against plain text).
+RANGES_PER_WORKER = 4
+
+_lock = threading.Lock()
+_pool: ProcessPoolExecutor | None = None
+_pool_workers = 0
+
+T = TypeVar("T")
+
+
+class WorkerDied(RuntimeError):
+    """A worker process ended while parsing (killed, out of memory, crashed in native code)."""
+
+
+def available_cores() -> int:
+    """Cores this process may run on (the container's or taskset's limit, not the machine's)."""
+    return len(os.sched_getaffinity(0))
+
+
+def page_ranges(page_count: int, workers: int) -> list[range]:
+    """Contiguous 0-based page ranges covering the document, in order, near-equal in size."""
+    if workers < 2 or page_count < MIN_SPLIT_PAGES:
+        return [range(page_count)]
+    parts = min(workers * RANGES_PER_WORKER, page_count // MIN_RANGE_PAGES)
+    size, extra = divmod(page_count, parts)
+    ranges, start = [], 0
+    for part in range(parts):
+        stop = start + size + (1 if part < extra else 0)
+        ranges.append(range(start, stop))
+        start = stop
+    return ranges
+
+
+def run_in_workers(
+    workers: int, task: Callable[..., T], jobs: Sequence[tuple[Any, ...]]
+) -> list[T]:
+    """`task(*job)` for every job in the shared pool, results in the jobs' order.
+
+    An exception raised by a task is raised here as it was; a worker that dies takes the
+    pool with it, so the pool is dropped (the next call starts a fresh one) and WorkerDied
+    is raised.
+    """
+    pool = _shared_pool(workers)
+    try:
+        futures = [pool.submit(task, *job) for job in jobs]
+        return [future.result() for future in futures]
+    except BrokenProcessPool as error:
+        _discard(pool)
+        raise WorkerDied(str(error) or "a parse worker process ended unexpectedly") from None
+
+
+def _shared_pool(workers: int) -> ProcessPoolExecutor:
+    global _pool, _pool_workers
+    with _lock:
+        if _pool is not None and _pool_workers != workers:
+            _pool.shutdown(wait=False, cancel_futures=True)
+            _pool = None
+        if _pool is None:
+            # spawn: a fork would copy the parent's threads' locks (Dagster, gRPC, ORT) mid-use.
+            _pool = ProcessPoolExecutor(
+                workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_init_worker,
+            )
+            _pool_workers = workers
+        return _pool
+
+
+def _discard(pool: ProcessPoolExecutor) -> None:
+    global _pool
+    with _lock:
+        if _pool is pool:
+            _pool = None
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _init_worker() -> None:
+    """Load the layout model before the first task: one ONNX thread, the pool is the parallelism."""
+    from rag_assets.parsers.layout_model import install_layout_model
+
+    install_layout_model(threads=1)
+
+
+def shutdown() -> None:
+    """Stop the workers now (at the process's exit they stop by themselves)."""
+    global _pool
+    with _lock:
+        pool, _pool = _pool, None
+    if pool is not None:
+        pool.shutdown(wait=True)

@@ -1,0 +1,173 @@
+"""Long PDFs parsed in page ranges by worker processes, and the layout model's ONNX sessions."""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from rag_assets.normalize.adapt import to_ir
+from rag_assets.parsers import page_pool
+from rag_assets.parsers.layout_model import install_layout_model
+from rag_assets.parsers.page_pool import (
+    MIN_RANGE_PAGES,
+    MIN_SPLIT_PAGES,
+    RANGES_PER_WORKER,
+    WorkerDied,
+    page_ranges,
+    run_in_workers,
+)
+from rag_assets.parsers.pymupdf import PyMuPDFParser
+
+WORDS = [
+    "queue",
+    "buffer",
+    "command",
+    "status",
+    "register",
+    "transfer",
+    "timing",
+    "host",
+    "device",
+    "error",
+    "recovery",
+]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _stop_workers() -> Iterator[None]:
+    yield
+    page_pool.shutdown()
+
+
+@pytest.mark.parametrize("pages", [1, 3, MIN_SPLIT_PAGES - 1, MIN_SPLIT_PAGES, 17, 50, 1000])
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_page_ranges_cover_the_document_in_order(pages: int, workers: int) -> None:
+    ranges = page_ranges(pages, workers)
+    assert [p for r in ranges for p in r] == list(range(pages))
+    if workers == 1 or pages < MIN_SPLIT_PAGES:
+        assert len(ranges) == 1
+    else:
+        assert 1 < len(ranges) <= workers * RANGES_PER_WORKER
+        assert min(len(r) for r in ranges) >= MIN_RANGE_PAGES
+        assert max(len(r) for r in ranges) - min(len(r) for r in ranges) <= 1
+
+
+def _sessions(obj: object, seen: set[int] | None = None) -> list:
+    """Every ONNX Runtime session reachable from a pymupdf.layout object."""
+    import onnxruntime as ort
+
+    seen = seen if seen is not None else set()
+    if id(obj) in seen:
+        return []
+    seen.add(id(obj))
+    if isinstance(obj, ort.InferenceSession):
+        return [obj]
+    if isinstance(obj, list | tuple):
+        return [s for item in obj for s in _sessions(item, seen)]
+    if not type(obj).__module__.startswith("pymupdf.layout") or not hasattr(obj, "__dict__"):
+        return []
+    return [s for value in vars(obj).values() for s in _sessions(value, seen)]
+
+
+@pytest.mark.slow
+def test_layout_model_sessions_use_one_thread_and_do_not_spin() -> None:
+    sessions = _sessions(install_layout_model(threads=1))
+    # the layout graph network, the page image features, the table grid
+    assert len(sessions) >= 3
+    for session in sessions:
+        options = session.get_session_options()
+        assert options.intra_op_num_threads == 1
+        assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+        assert not options.enable_cpu_mem_arena
+
+
+def _long_report(path: Path) -> None:
+    """~25 pages: a cover title in the largest font (page 1 only), unnumbered chapter and
+    section headings that fall anywhere on a page, sections running over page breaks,
+    register tables, and a running footer."""
+    from reportlab.lib import colors
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
+    from reportlab.platypus import Paragraph, SimpleDocTemplate, Table, TableStyle
+
+    rng = random.Random(13)
+    styles = getSampleStyleSheet()
+
+    def words(n: int) -> str:
+        text = " ".join(rng.choice(WORDS) for _ in range(n))
+        return text[0].upper() + text[1:]
+
+    def footer(canvas, doc) -> None:
+        canvas.setFont("Helvetica", 8)
+        canvas.drawString(72, 30, f"Controller Reference Manual - page {doc.page}")
+
+    cover = ParagraphStyle("Cover", parent=styles["Title"], fontSize=28, leading=34)
+    story = [Paragraph("Controller Reference Manual", cover)]
+    for chapter in range(14):
+        story.append(Paragraph(f"{words(3)} chapter", styles["Heading1"]))
+        for _ in range(3):
+            story.append(Paragraph(words(3), styles["Heading2"]))
+            for _ in range(rng.randint(2, 5)):
+                story.append(Paragraph(words(rng.randint(60, 140)) + ".", styles["BodyText"]))
+        if chapter % 3 == 1:
+            rows = [["Offset", "Field", "Default"]] + [
+                [f"0x{i * 4:02X}", words(1).upper(), f"0x{rng.randrange(256):02X}"]
+                for i in range(12)
+            ]
+            table = Table(rows)
+            table.setStyle(TableStyle([("GRID", (0, 0), (-1, -1), 0.5, colors.black)]))
+            story.append(table)
+    SimpleDocTemplate(str(path), pagesize=A4, invariant=1).build(
+        story, onFirstPage=footer, onLaterPages=footer
+    )
+
+
+@pytest.mark.slow
+def test_split_parse_equals_the_whole_parse(tmp_path: Path) -> None:
+    path = tmp_path / "report.pdf"
+    _long_report(path)
+    whole = PyMuPDFParser(workers=1).parse(path)
+    split = PyMuPDFParser(workers=2).parse(path)
+    ranges = page_ranges(whole.page_count, 2)
+    assert len(ranges) > 2, "the document must be cut into several ranges"
+
+    # The parser's own output, heading levels by font size included, is the same ...
+    assert split.native == whole.native
+    assert split.notes == whole.notes
+    # ... and so is the IR after the adapter and the whole-document repairs.
+    a = to_ir(whole, doc_id="report", source_sha256="0" * 64)
+    b = to_ir(split, doc_id="report", source_sha256="0" * 64)
+    assert b.model_dump() == a.model_dump()
+
+    # What makes the comparison mean something: the cover font is on page 1 only, so a
+    # range ranking its own heading fonts would put its chapters at level 1, not 2 ...
+    chapters = [e for e in a.elements if e.type == "heading" and e.text.endswith("chapter")]
+    assert [e.page_start for e in chapters if e.level == 2] == [e.page_start for e in chapters]
+    assert any(e.page_start - 1 not in ranges[0] for e in chapters)
+    native_levels = {
+        box["header_level"]
+        for page in whole.native["layout"]["pages"][ranges[1].start :]
+        for box in page["boxes"]
+        if box["boxclass"] == "section-header"
+    }
+    assert 1 not in native_levels
+    # ... sections run over the cuts between ranges ...
+    first_on_page = {}
+    for element in a.elements:
+        first_on_page.setdefault(element.page_start, element)
+    crossing = [r.start + 1 for r in ranges[1:] if first_on_page[r.start + 1].type != "heading"]
+    assert crossing
+    # ... tables are found, and the running footer is taken out on every page.
+    assert any(e.type == "table" for e in a.elements)
+    assert a.metadata["repairs"]["furniture_dropped"] >= whole.page_count - 1
+
+
+@pytest.mark.slow
+def test_a_dead_worker_fails_the_call_and_the_next_call_gets_fresh_workers() -> None:
+    with pytest.raises(WorkerDied):
+        run_in_workers(2, os._exit, [(1,), (1,)])
+    assert run_in_workers(2, pow, [(2, 3), (3, 2)]) == [8, 9]
