@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from rag_assets.retrieval.fusion import FusionSettings, covers, fusion_weights, weighted_rrf
+from rag_assets.retrieval.fusion import (
+    FusionSettings,
+    covers,
+    fill_retrievers,
+    fusion_weights,
+    weighted_rrf,
+)
 from rag_assets.retrieval.language import detect_language
 
 
@@ -78,3 +84,26 @@ def test_weighted_rrf() -> None:
     best = weighted_rrf({"dense": ["x"], "bm25": ["x"]}, {"dense": 1.0, "bm25": 1.0}, 60)
     assert best == [("x", 1.0, {"dense": 1, "bm25": 1})]
     assert weighted_rrf({"dense": []}, {"dense": 1.0}, 60) == []
+
+
+def test_model_fills_after_bm25_outside_its_languages() -> None:
+    fusion = FusionSettings()
+    assert fill_retrievers(fusion, "zh", ("en",), has_sparse=True) == ("dense", "sparse")
+    assert fill_retrievers(fusion, "en", ("en",), has_sparse=False) == ()  # weighted instead
+    assert fill_retrievers(FusionSettings(foreign_model_weight=0.1), "zh", ("en",), False) == ()
+    assert fill_retrievers(FusionSettings(foreign_model_fill=False), "zh", ("en",), False) == ()
+    assert fill_retrievers(FusionSettings(bm25_weight=0), "zh", ("en",), False) == ()
+
+
+def test_fill_keeps_the_weighted_order_and_appends() -> None:
+    fused = weighted_rrf(
+        {"bm25": ["b", "d"], "dense": ["a", "d", "c", "b"]}, {"bm25": 1.0}, k=60, fill=["dense"]
+    )
+    # BM25's hits first in BM25's order (dense's opinion of them changes nothing), then
+    # what only dense found, in dense's order, with score 0 and its rank.
+    assert [item for item, _, _ in fused] == ["b", "d", "a", "c"]
+    assert [score for _, score, _ in fused][2:] == [0.0, 0.0]
+    assert fused[0][2] == {"bm25": 1} and fused[3][2] == {"dense": 3}
+    assert weighted_rrf({"bm25": [], "dense": ["a"]}, {"bm25": 1.0}, 60, ["dense"]) == [
+        ("a", 0.0, {"dense": 1})
+    ]

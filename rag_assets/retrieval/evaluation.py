@@ -492,7 +492,12 @@ def mode_fusion(fusion: FusionSettings, mode: Mode) -> FusionSettings:
     `dense` also runs a model's sparse head (MiniLM has none).
     """
     if mode == "bm25":
-        only = {"bm25_weight": 1.0, "dense_weight": 0.0, "foreign_model_weight": 0.0}
+        only = {
+            "bm25_weight": 1.0,
+            "dense_weight": 0.0,
+            "foreign_model_weight": 0.0,
+            "foreign_model_fill": False,
+        }
     elif mode == "dense":
         only = {"bm25_weight": 0.0, "dense_weight": 1.0, "foreign_model_weight": 1.0}
     else:

@@ -2,7 +2,12 @@
 
 RRF over ranks rather than scores, because BM25, cosine and learned-sparse scores live on
 unrelated scales. A retriever's weight multiplies its 1/(k + rank) terms; the fused score is
-divided by the best score possible (rank 1 in every retriever that ran), so it reads in [0, 1].
+divided by the best score possible (rank 1 in every weighted retriever), so it reads in [0, 1].
+
+A query outside the model's languages gives the model's retrievers no weight (BM25 decides),
+but they still fill: their hits that BM25 did not find follow BM25's, in the model's order.
+A Chinese question whose answer shares no word with it (a penalty clause that names the
+obligation only by its number) then still reaches the top 10, and BM25's order is never changed.
 """
 
 from __future__ import annotations
@@ -32,6 +37,9 @@ class FusionSettings(BaseModel):
     # covers: on held-out Chinese questions against the English MiniLM, top-1 was .20 at
     # equal weights, .40 at 0.1 and .60 at 0 (BM25 alone).
     foreign_model_weight: float = Field(0.0, ge=0)
+    # With foreign_model_weight 0, the model's retrievers still run and add, after BM25's hits,
+    # the ones BM25 did not find (see the module docstring).
+    foreign_model_fill: bool = True
 
     @classmethod
     def from_env(cls) -> FusionSettings:
@@ -61,12 +69,34 @@ def fusion_weights(
     return {name: w for name, w in weights.items() if w > 0}
 
 
+def fill_retrievers(
+    fusion: FusionSettings, query_language: str, model_languages: Sequence[str], has_sparse: bool
+) -> tuple[str, ...]:
+    """The model's retrievers that run without weight for this query, only to fill after BM25."""
+    if (
+        covers(model_languages, query_language)
+        or fusion.foreign_model_weight > 0
+        or not fusion.foreign_model_fill
+        or fusion.bm25_weight <= 0
+    ):
+        return ()
+    model = [("dense", fusion.dense_weight)]
+    if has_sparse:
+        model.append(("sparse", fusion.sparse_weight))
+    return tuple(name for name, weight in model if weight > 0)
+
+
 def weighted_rrf(
-    rankings: Mapping[str, Sequence[str]], weights: Mapping[str, float], k: int
+    rankings: Mapping[str, Sequence[str]],
+    weights: Mapping[str, float],
+    k: int,
+    fill: Sequence[str] = (),
 ) -> list[tuple[str, float, dict[str, int]]]:
     """(id, normalized score, retriever -> 1-based rank) by descending score, ties by id.
 
-    `rankings` holds each retriever's ids, best first; retrievers without a weight are ignored.
+    `rankings` holds each retriever's ids, best first; retrievers without a weight are ignored,
+    except those named in `fill`: their ids that no weighted retriever found follow the fused
+    ones, by their unweighted RRF, with score 0.
     """
     best = sum(weights[name] for name in rankings if name in weights) / (k + 1)
     scores: dict[str, float] = {}
@@ -81,4 +111,14 @@ def weighted_rrf(
             found_by[item][name] = rank
             scores[item] = scores.get(item, 0.0) + weight / (k + rank)
     ordered = sorted(scores, key=lambda item: (-scores[item], item))
-    return [(item, min(scores[item] / best, 1.0), found_by[item]) for item in ordered]
+    fused = [(item, min(scores[item] / best, 1.0), found_by[item]) for item in ordered]
+    extra: dict[str, float] = {}
+    extra_found: dict[str, dict[str, int]] = {}
+    for name in fill:
+        for rank, item in enumerate(rankings.get(name, ()), 1):
+            if item in scores or name in extra_found.setdefault(item, {}):
+                continue
+            extra_found[item][name] = rank
+            extra[item] = extra.get(item, 0.0) + 1 / (k + rank)
+    tail = sorted(extra, key=lambda item: (-extra[item], item))
+    return fused + [(item, 0.0, extra_found[item]) for item in tail]

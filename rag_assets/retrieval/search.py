@@ -19,7 +19,12 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from rag_assets.embedding.models import EmbeddingBatch, EmbeddingSpec
 from rag_assets.index.milvus import MilvusIndex, RankedId, SearchHit, quote
-from rag_assets.retrieval.fusion import FusionSettings, fusion_weights, weighted_rrf
+from rag_assets.retrieval.fusion import (
+    FusionSettings,
+    fill_retrievers,
+    fusion_weights,
+    weighted_rrf,
+)
 from rag_assets.retrieval.language import detect_language
 from rag_assets.retrieval.rerank import Reranker, RerankError, load_reranker, rerank
 from rag_assets.settings import Settings
@@ -149,19 +154,17 @@ class Retriever:
     ) -> SearchResult:
         filters = filters or SearchFilters()
         language = detect_language(query)
-        weights = fusion_weights(
-            self.fusion,
-            language,
-            self.embedder.languages,
-            # has_sparse loads the collection on first use: here, before the search threads.
-            self.index.has_sparse(self.collection) and self.embedder.has_sparse,
-        )
+        # has_sparse loads the collection on first use: here, before the search threads.
+        sparse = self.index.has_sparse(self.collection) and self.embedder.has_sparse
+        weights = fusion_weights(self.fusion, language, self.embedder.languages, sparse)
+        fill = fill_retrievers(self.fusion, language, self.embedder.languages, sparse)
         pool = max(self.fusion.candidates, top_k, self.rerank_top_n if self.reranker else 0)
-        lists = self._candidates(query, weights, pool, filters)
+        lists = self._candidates(query, [*weights, *fill], pool, filters)
         fused = weighted_rrf(
             {name: [h.chunk_id for h in hits] for name, hits in lists.items()},
             weights,
             self.fusion.rrf_k,
+            fill,
         )
         # Text and metadata only for the hits returned or reranked.
         shown = fused[: max(top_k, self.rerank_top_n if self.reranker else 0)]
@@ -182,7 +185,7 @@ class Retriever:
         )
 
     def _candidates(
-        self, query: str, weights: dict[str, float], pool: int, filters: SearchFilters
+        self, query: str, retrievers: list[str], pool: int, filters: SearchFilters
     ) -> dict[str, list[RankedId]]:
         """Each retriever's ranking, ids and scores only; the searches are sent at once (BM25
         while the query is embedded) over the client's thread-safe gRPC channel. A Milvus
@@ -195,13 +198,13 @@ class Retriever:
 
         futures: dict[str, Future[list[RankedId]]] = {}
         with ThreadPoolExecutor(max_workers=3) as threads:
-            if "bm25" in weights:
+            if "bm25" in retrievers:
                 futures["bm25"] = threads.submit(ranked, "bm25", query)
-            if "dense" in weights or "sparse" in weights:
+            if "dense" in retrievers or "sparse" in retrievers:
                 batch = self.embedder.encode_queries([query])
-                if "dense" in weights:
+                if "dense" in retrievers:
                     futures["dense"] = threads.submit(ranked, "dense", batch.dense[0])
-                if "sparse" in weights and batch.sparse:
+                if "sparse" in retrievers and batch.sparse:
                     futures["sparse"] = threads.submit(ranked, "sparse", batch.sparse[0])
             lists = {name: future.result() for name, future in futures.items()}
         return {
