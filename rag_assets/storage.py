@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 from upath import UPath
 
@@ -16,6 +17,14 @@ from rag_assets.sources.inbox import scan_inbox
 from rag_assets.sources.keys import is_valid_partition_key, partition_key_for
 from rag_assets.tables.models import TableMarkdown
 from rag_assets.tables.structure import with_table_markdown
+
+
+def read_parquet(path: UPath) -> pa.Table:
+    """A Parquet file through Arrow's own file system (native for a local path). Given a Python
+    file object, Arrow's reader may still close it on a pool thread after returning; if that
+    thread needs the interpreter while it shuts down, the process aborts after its output (rc
+    134, "terminate called without an active exception"; apache/arrow#34314, #50482)."""
+    return pq.read_table(path.path, filesystem=path.fs)
 
 
 def asset_dir(settings: Settings, asset: str) -> UPath:
@@ -57,8 +66,7 @@ def read_chunks(settings: Settings, document: str | None = None) -> list[ChunkRo
         paths = [path]
     chunks: list[ChunkRow] = []
     for path in paths:
-        with path.open("rb") as handle:
-            chunks.extend(from_arrow(pq.read_table(handle), ChunkRow))
+        chunks.extend(from_arrow(read_parquet(path), ChunkRow))
     return chunks
 
 
@@ -78,7 +86,6 @@ def read_documents(
         doc = StandardizedDocument.model_validate_json(path.read_text(encoding="utf-8"))
         tables = root / "table_markdown" / f"{doc_id}.parquet"
         if tables.exists():
-            with tables.open("rb") as handle:
-                doc = with_table_markdown(doc, from_arrow(pq.read_table(handle), TableMarkdown))
+            doc = with_table_markdown(doc, from_arrow(read_parquet(tables), TableMarkdown))
         documents.append(doc)
     return documents, missing

@@ -23,6 +23,7 @@ from upath import UPath
 
 from rag_assets.defs.recovery import tag_run_with_process
 from rag_assets.sources.keys import check_partition_key
+from rag_assets.storage import read_parquet
 
 
 class _PartitionSafe(UPathIOManager):
@@ -71,8 +72,7 @@ class ParquetIOManager(_PartitionSafe):
         tmp.rename(path)
 
     def load_from_path(self, context: InputContext, path: UPath) -> pa.Table:
-        with path.open("rb") as handle:
-            return pq.read_table(handle)
+        return read_parquet(path)
 
 
 class JsonIOManagerFactory(ConfigurableIOManagerFactory):
