@@ -1,148 +1,227 @@
-"""Separate per-retriever searches fused in Python vs Milvus' hybrid_search, in Milvus Lite.
+"""The search API's Milvus calls in Milvus Lite 3 and in Milvus' C++ engine, on the same rows.
 
-    .venv/bin/python bench/search_latency.py [--rows 5000] [--queries 50]
+    .venv/bin/python bench/search_latency.py [--sizes 10000,100000] [--queries 100]
+        [--uri http://127.0.0.1:19530] [--db DIR]
 
-The search API needs each retriever's ranks (`found_by`), which hybrid_search does not
-return. This measures what that costs: dense + BM25 as two searches fused by weighted RRF
-here, against one hybrid_search (RRFRanker) call alone and hybrid_search plus the two
-searches it would still need for the ranks. Vectors are random unit vectors and texts are
-drawn from a small vocabulary (the model's speed is not what is measured).
+Without `--uri` the engine is Milvus Lite 3 (the project's default, in `--db` or a temporary
+folder); with it, the Milvus server at that address. bench/README.md says how to run Milvus'
+own C++ engine on this machine without Docker (the binary inside the milvus-lite 2.5.1 wheel).
+
+Rows and queries are `bench/latency.py`'s (Zipf-weighted English, one chunk in ten Chinese,
+random unit vectors, 3-6 word queries); query vectors are precomputed, so no model runs. The
+collection has the project's fields, jieba BM25 function and FLAT / SPARSE_INVERTED indexes,
+but no nullable field and no collection property (Milvus Lite 2.5 refuses the first and
+drops the second), plus a second copy of the vectors under a COSINE index. Per query, median
+and p95 of:
+
+- `dense IP` / `dense COSINE`: one dense search (20 candidates, ids only) on the project's
+  index (inner product over unit vectors) and on the COSINE copy; their ranked ids must agree;
+- `Retriever dense`, `bm25`, `hybrid`: the project's `Retriever.search` (top 10): the id-only
+  searches, weighted RRF, one primary-key query for the shown rows;
+- `hybrid_search`: one `hybrid_search` call with Milvus' RRFRanker (ids only, no per-retriever
+  ranks, which `found_by` needs) plus the same row query: what fusing in Milvus would cost.
 """
 
 from __future__ import annotations
 
 import argparse
-import random
-import shutil
+import importlib.metadata
+import os
 import statistics
+import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from latency import CHUNKS_PER_DOC, DIM, Corpus, FixedQueries, unit_vectors
 
-from rag_assets.index.milvus import IndexRow, MilvusIndex
-from rag_assets.retrieval.fusion import weighted_rrf
+from rag_assets.index.milvus import ANALYZERS, IndexRow, MilvusIndex
+from rag_assets.retrieval.fusion import FusionSettings
+from rag_assets.retrieval.search import Retriever
 
-WORDS = [
-    "controller",
-    "register",
-    "buffer",
-    "transfer",
-    "command",
-    "response",
-    "interrupt",
-    "status",
-    "clock",
-    "voltage",
-    "timing",
-    "block",
-    "sector",
-    "card",
-    "host",
-    "device",
-    "error",
-    "timeout",
-    "reset",
-    "power",
-    "寄存器",
-    "中断",
-    "传输",
-    "控制器",
-    "错误",
-    "时钟",
-    "电源",
-    "复位",
-    "缓冲区",
-    "命令",
-]
-DIM = 384
+POOL = 20  # candidates per retriever, as FusionSettings' default
+TOP_K = 10
+INSERT_BATCH = 1000
 
 
-def rows(count: int, rng: random.Random) -> list[IndexRow]:
-    vectors = np.random.default_rng(3).normal(size=(count, DIM)).astype(np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    out = []
-    for i in range(count):
-        text = " ".join(rng.choices(WORDS, k=40))
-        out.append(
-            IndexRow(
-                chunk_id=f"{i:08d}",
-                doc_id=f"doc{i // 100}",
-                text=text,
-                dense=vectors[i],
-                chunk_index=i % 100,
-            )
+def create(client: Any, name: str) -> None:
+    from pymilvus import DataType, Function, FunctionType
+
+    schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
+    schema.add_field("chunk_id", DataType.VARCHAR, is_primary=True, max_length=64)
+    schema.add_field("doc_id", DataType.VARCHAR, max_length=512)
+    schema.add_field("text", DataType.VARCHAR, max_length=65535)
+    schema.add_field(
+        "context_text",
+        DataType.VARCHAR,
+        max_length=65535,
+        enable_analyzer=True,
+        analyzer_params=ANALYZERS["jieba"],
+    )
+    schema.add_field("language", DataType.VARCHAR, max_length=16)
+    schema.add_field("sparse_bm25", DataType.SPARSE_FLOAT_VECTOR)
+    schema.add_field("dense", DataType.FLOAT_VECTOR, dim=DIM)
+    schema.add_field("dense_cosine", DataType.FLOAT_VECTOR, dim=DIM)
+    schema.add_field("metadata", DataType.JSON)
+    for field in ("chunk_type", "template"):
+        schema.add_field(field, DataType.VARCHAR, max_length=64)
+    schema.add_field("header_path", DataType.VARCHAR, max_length=8192)
+    schema.add_field("source_path", DataType.VARCHAR, max_length=4096)
+    for field in ("page_start", "page_end", "chunk_index"):
+        schema.add_field(field, DataType.INT64)
+    schema.add_function(
+        Function(
+            name="context_bm25",
+            function_type=FunctionType.BM25,
+            input_field_names=["context_text"],
+            output_field_names=["sparse_bm25"],
         )
-    return out
+    )
+    indexes = client.prepare_index_params()
+    indexes.add_index("dense", index_type="FLAT", metric_type="IP")
+    indexes.add_index("dense_cosine", index_type="FLAT", metric_type="COSINE")
+    indexes.add_index("sparse_bm25", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
+    indexes.add_index("doc_id", index_type="INVERTED")
+    client.create_collection(name, schema=schema, index_params=indexes)
 
 
-def timed(call) -> float:
+def build(index: MilvusIndex, size: int, corpus: Corpus) -> tuple[str, list[str], float]:
+    """The collection of `size` rows (reused when complete) and the chunk texts."""
+    client = index._client  # the raw client: this collection is made here, not by MilvusIndex
+    name = f"search_latency_{size}"
+    texts = [corpus.chunk(chinese=i % 10 == 9) for i in range(size)]
+    if client.has_collection(name):
+        client.load_collection(name)
+        counted = client.query(name, filter="", output_fields=["count(*)"])[0]["count(*)"]
+        if counted == size:
+            return name, texts, 0.0
+        client.drop_collection(name)
     started = time.perf_counter()
-    call()
-    return 1000 * (time.perf_counter() - started)
+    create(client, name)
+    vectors = unit_vectors(np.random.default_rng(size), size)
+    for start in range(0, size, INSERT_BATCH):
+        entities = []
+        for i in range(start, start + INSERT_BATCH):
+            row = IndexRow(
+                chunk_id=f"{i:08d}",
+                doc_id=f"doc-{i // CHUNKS_PER_DOC:04d}",
+                text=texts[i],
+                dense=vectors[i],
+                source_path=f"doc-{i // CHUNKS_PER_DOC:04d}.pdf",
+                template="semantic",
+                page_start=1 + i % CHUNKS_PER_DOC // 4,
+                page_end=1 + i % CHUNKS_PER_DOC // 4,
+                chunk_index=i,
+            ).model_dump(exclude={"sparse_learned"})
+            entities.append({**row, "dense_cosine": row["dense"]})
+        client.insert(name, entities)
+        client.flush(name)  # Milvus Lite searches unflushed rows by brute force
+        print(f"  {size}: {start + INSERT_BATCH} rows", end="\r", file=sys.stderr)
+    print(file=sys.stderr)
+    client.load_collection(name)
+    return name, texts, time.perf_counter() - started
 
 
-def main() -> None:
+def timed(call: Callable[[int], object], count: int) -> tuple[float, float]:
+    call(0)  # warm: a cold segment builds its BM25 index on first use
+    samples = []
+    for i in range(count):
+        started = time.perf_counter()
+        call(i)
+        samples.append(time.perf_counter() - started)
+    cuts = statistics.quantiles(samples, n=100, method="inclusive")
+    return cuts[49] * 1000, cuts[94] * 1000
+
+
+def measure(index: MilvusIndex, size: int, queries: int) -> list[dict]:
     from pymilvus import AnnSearchRequest, RRFRanker
 
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--rows", type=int, default=5000)
-    parser.add_argument("--queries", type=int, default=50)
-    args = parser.parse_args()
-    rng = random.Random(5)
-    root = Path(tempfile.mkdtemp(prefix="latency_bench_"))
-    try:
-        with MilvusIndex(str(root / "milvus.db")) as index:
-            collection = index.ensure_collection("bench-model", DIM, False)
-            data = rows(args.rows, rng)
-            for start in range(0, len(data), 100):
-                batch = data[start : start + 100]
-                index.replace_document(collection, batch[0].doc_id, batch)
-            client = index._client  # the raw client, for the hybrid_search side
-            queries = [
-                (" ".join(rng.choices(WORDS, k=4)), data[rng.randrange(len(data))].dense)
-                for _ in range(args.queries)
-            ]
-            pool = 20
+    corpus = Corpus()
+    name, texts, build_s = build(index, size, corpus)
+    index._loaded[name] = False  # ready, without a learned sparse field (see `build`)
+    picks = np.random.default_rng(size).choice(size, queries, replace=False)
+    texts_q = [corpus.query(texts[i], chinese=i % 10 == 9) for i in picks]
+    vectors = unit_vectors(np.random.default_rng(0), queries)
+    embedder = FixedQueries(dict(zip(texts_q, vectors, strict=True)))
+    client = index._client
 
-            def separate(text: str, vector: list[float]) -> None:
-                lists = {
-                    "dense": [h.chunk_id for h in index.dense_search(collection, vector, pool)],
-                    "bm25": [h.chunk_id for h in index.bm25_search(collection, text, pool)],
-                }
-                weighted_rrf(lists, {"dense": 1.0, "bm25": 1.0}, 60)
+    def retriever(fusion: FusionSettings) -> Callable[[int], object]:
+        found = Retriever(index, name, embedder, fusion=fusion)  # type: ignore[arg-type]
+        return lambda i: found.search(texts_q[i], top_k=TOP_K)
 
-            def hybrid(text: str, vector: list[float]) -> None:
-                requests = [
-                    AnnSearchRequest([vector], "dense", {"metric_type": "COSINE"}, pool),
-                    AnnSearchRequest([text], "sparse_bm25", {"metric_type": "BM25"}, pool),
-                ]
-                client.hybrid_search(
-                    collection, requests, RRFRanker(60), limit=pool, output_fields=["text"]
-                )
+    ranked: dict[str, list[list[str]]] = {"dense": [], "dense_cosine": []}
 
-            def hybrid_and_ranks(text: str, vector: list[float]) -> None:
-                hybrid(text, vector)
-                index.dense_search(collection, vector, pool)
-                index.bm25_search(collection, text, pool)
+    def dense(field: str, metric: str) -> Callable[[int], object]:
+        def call(i: int) -> None:
+            hits = client.search(
+                name,
+                data=[vectors[i].tolist()],
+                anns_field=field,
+                limit=POOL,
+                output_fields=["chunk_id"],
+                search_params={"metric_type": metric},
+            )[0]
+            ranked[field].append([h["id"] for h in hits])
 
-            print(f"{args.rows} rows, {args.queries} queries, {pool} candidates per retriever")
-            for name, call in [
-                ("dense + bm25 searches, fused here (chosen)", separate),
-                ("hybrid_search alone (no found_by)", hybrid),
-                ("hybrid_search + both searches for found_by", hybrid_and_ranks),
-            ]:
-                call(*queries[0])  # warm
-                ms = [timed(lambda q=q, c=call: c(*q)) for q in queries]
-                print(
-                    f"{name:44} median {statistics.median(ms):6.1f} ms  "
-                    f"p90 {statistics.quantiles(ms, n=10)[-1]:6.1f} ms",
-                    flush=True,
-                )
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+        return call
+
+    def hybrid_search(i: int) -> None:
+        requests = [
+            AnnSearchRequest([vectors[i].tolist()], "dense", {"metric_type": "IP"}, POOL),
+            AnnSearchRequest([texts_q[i]], "sparse_bm25", {"metric_type": "BM25"}, POOL),
+        ]
+        fused = client.hybrid_search(
+            name, requests, RRFRanker(60), limit=TOP_K, output_fields=["chunk_id"]
+        )[0]
+        index.rows_for_hits(name, [h["id"] for h in fused])
+
+    calls = {
+        "dense IP": dense("dense", "IP"),
+        "dense COSINE": dense("dense_cosine", "COSINE"),
+        "Retriever dense": retriever(FusionSettings(bm25_weight=0)),
+        "Retriever bm25": retriever(FusionSettings(dense_weight=0)),
+        "Retriever hybrid": retriever(FusionSettings()),
+        "hybrid_search": hybrid_search,
+    }
+    rows = []
+    for mode, call in calls.items():
+        p50, p95 = timed(call, queries)
+        print(f"  {size} {mode}: p50 {p50:.1f} p95 {p95:.1f} ms", file=sys.stderr)
+        rows.append({"rows": size, "mode": mode, "p50": p50, "p95": p95, "build_s": build_s})
+    same = ranked["dense"] == ranked["dense_cosine"]
+    print(f"  {size}: IP and COSINE ranked ids identical on {queries} queries: {same}")
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--uri", help="a Milvus server (default: Milvus Lite 3 in --db)")
+    parser.add_argument("--db", type=Path, help="Milvus Lite folder to keep and reuse")
+    parser.add_argument("--label", default="", help="what runs at --uri, for the heading")
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    if any(s % INSERT_BATCH or s <= 0 for s in sizes):
+        parser.error(f"sizes must be positive multiples of {INSERT_BATCH}")
+    with tempfile.TemporaryDirectory() as scratch:
+        uri = args.uri or str((args.db or Path(scratch)) / "search_latency.db")
+        with MilvusIndex(uri) as index:
+            rows = [row for size in sizes for row in measure(index, size, args.queries)]
+    lite = f"Milvus Lite {importlib.metadata.version('milvus-lite')}"
+    engine = f"{args.label or 'server'} at {args.uri}" if args.uri else lite
+    print(
+        f"{engine}, {args.queries} queries per cell, {POOL} candidates, top {TOP_K}; "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+    )
+    print("| rows | call | p50 ms | p95 ms |\n|---:|---|---:|---:|")
+    for r in rows:
+        print(f"| {r['rows']} | {r['mode']} | {r['p50']:.1f} | {r['p95']:.1f} |")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())
