@@ -49,6 +49,8 @@ class Settings(BaseModel):
     fusion: FusionSettings = Field(default_factory=FusionSettings)  # RAG_ASSETS_FUSION_*
     # Symbolic links in the inbox that lead out of it are skipped unless this is on.
     inbox_follow_symlinks: bool = False
+    # Larger files fail before they are copied or parsed (a 150 MB text file would embed for hours).
+    max_file_mb: float = Field(default=100, gt=0)
     # When the refresh schedule rescans the inbox and settings and runs what is stale (UTC cron).
     refresh_cron: str = "0 2 * * *"
     evaluation_cron: str = "0 4 * * 0"  # the evaluation schedule: weekly, Sunday 04:00 UTC
@@ -83,6 +85,7 @@ class Settings(BaseModel):
             "text_analyzer": _env("RAG_ASSETS_TEXT_ANALYZER"),
             "fusion": FusionSettings.from_env(),
             "inbox_follow_symlinks": _env("RAG_ASSETS_INBOX_FOLLOW_SYMLINKS"),
+            "max_file_mb": _env("RAG_ASSETS_MAX_FILE_MB"),
             "refresh_cron": _env("RAG_ASSETS_REFRESH_CRON"),
             "evaluation_cron": _env("RAG_ASSETS_EVALUATION_CRON"),
             "chunk_coverage_floor": _env("RAG_ASSETS_CHUNK_COVERAGE_FLOOR"),

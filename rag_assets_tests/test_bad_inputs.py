@@ -2,7 +2,9 @@
 
 Every good document must land and be found by dense and by keyword search; every bad one
 must fail alone with a clear one-line reason, be skipped saying why, or land (degraded, and
-saying so). `RAG_ASSETS_TEST_BIG_FILE=1` adds a 150 MB text file and reports peak memory.
+saying so). A 150 MB text file is among them: the worst shape unchecked (millions of chunks to
+embed), refused by the size limit before it is copied or parsed; the run's peak RSS is printed
+and bounded.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from rag_assets.normalize.repairs.furniture import restore_lone_furniture, retyp
 from rag_assets.quality.index import check_self_retrieval
 
 REPO = Path(__file__).resolve().parents[1]
-BIG_FILE = os.environ.get("RAG_ASSETS_TEST_BIG_FILE") == "1"
+BIG_FILE_BYTES = 150 * 2**20
+PEAK_RSS_LIMIT_MB = 4096
 
 
 @dataclass(frozen=True)
@@ -223,13 +226,18 @@ def build_corpus(root: Path) -> list[Case]:
     ]:
         add(f"names/{odd}", _md("Odd name", f"The file {odd[:20]!r} landed."), "land")
     add("bad/.hidden.md", _md("Hidden", "Never indexed."), "skip", "dot")
-    if BIG_FILE:
-        line = "The big file repeats this line about tidal gauges and sluice gates.\n"
-        add("bad/big.txt", line.encode() * (150 * 2**20 // len(line)), "any")
     for name, data in files.items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
+    # Written a block at a time so the test's own memory stays out of the peak it reports.
+    block = b"The big file repeats this line about tidal gauges and sluice gates.\n" * 16_000
+    with (root / "bad" / "big.txt").open("wb") as big:
+        for _ in range(BIG_FILE_BYTES // len(block) + 1):
+            big.write(block)
+    cases.append(
+        Case("bad/big.txt", "fail", r"MB is over the 100 MB limit \(RAG_ASSETS_MAX_FILE_MB\)")
+    )
     (root / "bad" / "link-to-hosts.md").symlink_to("/etc/hosts")
     cases.append(Case("bad/link-to-hosts.md", "skip", "symbolic link"))
     undecodable = os.fsdecode(b"bad-\xff-name.md")
@@ -286,6 +294,28 @@ def test_a_layout_models_header_alone_on_its_page_is_text_again():
     out, restored = restore_lone_furniture(elements)
     assert restored == 1
     assert [e.type for e in out] == ["paragraph", "page_header", "paragraph", "page_footer"]
+
+
+def test_a_file_over_the_size_limit_fails_before_it_is_copied(tmp_path, monkeypatch):
+    from rag_assets.errors import DocumentError
+    from rag_assets.settings import Settings
+    from rag_assets.sources.raw import capture_raw_document
+
+    monkeypatch.setenv("RAG_ASSETS_MAX_FILE_MB", "2.5")
+    limit = Settings.from_env(tmp_path).max_file_mb
+    assert limit == 2.5
+    big = tmp_path / "big.md"
+    with big.open("wb") as handle:
+        handle.truncate(3_000_000)  # sparse: nothing is written, nothing should be read
+    with pytest.raises(DocumentError) as refused:
+        capture_raw_document(big, "in/big.md", "big-1a2b3c4d", tmp_path / "raw", limit)
+    assert str(refused.value) == (
+        "in/big.md: 3 MB is over the 2.5 MB limit (RAG_ASSETS_MAX_FILE_MB); not parsed"
+    )
+    assert not (tmp_path / "raw").exists()
+    big.write_bytes(b"# Small again\n\nUnder the limit.\n")
+    record = capture_raw_document(big, "in/big.md", "big-1a2b3c4d", tmp_path / "raw", limit)
+    assert record.size_bytes == big.stat().st_size
 
 
 @pytest.mark.slow
@@ -441,6 +471,8 @@ def test_bad_inputs_fail_alone_and_good_documents_land(tmp_path, capsys):
         )
     assert problems == []
     assert tally["good lost"] == tally["unreachable"] == tally["failed unclearly"] == 0
+    # The process's peak bounds every step's: the batch once peaked at 6.08 GB.
+    assert peak_mb < PEAK_RSS_LIMIT_MB
     shutil.rmtree(tmp_path / "data", ignore_errors=True)
 
 

@@ -270,6 +270,9 @@ def test_the_daemons_recovery_sensor_fails_runs_whose_process_is_gone_and_frees_
 
     settings = Settings.from_env(tmp_path / "data")
     instance = open_instance(settings)
+    # The daemon's own monitoring is on too: runs stuck starting, slots of ended runs.
+    assert instance.run_monitoring_enabled
+    assert instance.run_monitoring_settings["free_slots_after_run_end_seconds"] > 0
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
     live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])

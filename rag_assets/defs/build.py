@@ -87,6 +87,7 @@ def build_defs(settings: Settings) -> Definitions:
                 raw_dir=str(settings.raw_dir),
                 figures_dir=str(settings.data_dir / "figures"),
                 follow_symlinks=settings.inbox_follow_symlinks,
+                max_file_mb=settings.max_file_mb,
             ),
             "parser": ParserResource(
                 docling_artifacts_path=settings.docling_artifacts_path,

@@ -24,6 +24,7 @@ class InboxResource(ConfigurableResource):
     raw_dir: str
     figures_dir: str
     follow_symlinks: bool = False  # symbolic links leading out of the inbox
+    max_file_mb: float  # larger files fail before they are copied or parsed
 
     @property
     def inbox(self) -> Path:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from rag_assets.errors import DocumentError
 from rag_assets.sources.formats import MIME_BY_FORMAT, detect_format
 from rag_assets.sources.inbox import sha256_file
 from rag_assets.sources.keys import check_partition_key
@@ -34,11 +35,24 @@ def _pdf_page_count(path: Path) -> int | None:
         return None
 
 
+def check_size(source: Path, relative_path: str, max_mb: float) -> None:
+    """Refuse a file over `max_mb` megabytes (10^6 bytes) before anything reads it."""
+    size = source.stat().st_size
+    if size > max_mb * 1e6:
+        raise DocumentError(
+            f"{relative_path}: {size / 1e6:,.0f} MB is over the {max_mb:g} MB limit "
+            "(RAG_ASSETS_MAX_FILE_MB); not parsed"
+        )
+
+
 def capture_raw_document(
-    source: Path, relative_path: str, doc_id: str, raw_dir: Path
+    source: Path, relative_path: str, doc_id: str, raw_dir: Path, max_mb: float | None = None
 ) -> RawDocument:
-    """Validate the file's type and copy it under `raw_dir/<doc_id>/`, replacing any older copy."""
+    """Validate the file's size (up to `max_mb`, if given) and type and copy it under
+    `raw_dir/<doc_id>/`, replacing any older copy."""
     target_dir = inside(raw_dir, check_partition_key(doc_id))
+    if max_mb is not None:
+        check_size(source, relative_path, max_mb)
     file_format = detect_format(source)
     sha256 = sha256_file(source)
     if target_dir.exists():

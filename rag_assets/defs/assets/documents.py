@@ -52,7 +52,9 @@ def raw_documents(context: AssetExecutionContext, inbox: InboxResource) -> Outpu
             allow_retries=False,
         )
     try:
-        record = capture_raw_document(found.path, found.relative_path, key, inbox.raw)
+        record = capture_raw_document(
+            found.path, found.relative_path, key, inbox.raw, inbox.max_file_mb
+        )
     except DocumentError as error:
         raise _document_failure(context, error) from error
     return Output(
