@@ -656,16 +656,11 @@ class MilvusIndex:
         ]
 
     def rows_for_hits(self, collection: str, chunk_ids: Sequence[str]) -> dict[str, dict]:
-        """The SearchHit fields but `score` of these chunks, by id, in one primary-key query."""
+        """The SearchHit fields but `score` of these chunks, by id, in one primary-key read."""
         if not chunk_ids:
             return {}
         self._ready(collection)
-        rows = self._client.query(
-            collection,
-            filter=f"chunk_id in [{', '.join(quote(i) for i in chunk_ids)}]",
-            output_fields=SCALAR_FIELDS,
-            limit=len(chunk_ids),
-        )
+        rows = self._client.get(collection, ids=list(chunk_ids), output_fields=SCALAR_FIELDS)
         return {row["chunk_id"]: {k: row[k] for k in SCALAR_FIELDS} for row in rows}
 
     def _search(
