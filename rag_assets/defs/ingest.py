@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import shutil
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from dagster import (
@@ -24,95 +22,14 @@ from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.recovery import process_tags, recover_dead_runs, wait_for_pools
 from rag_assets.defs.status import failure_reason, latest_metadata
 from rag_assets.instance import hold_data_folder, open_instance
+from rag_assets.receipt import DocumentOutcome, place_in_inbox, receipt_digest, write_receipt
 from rag_assets.settings import Settings
-from rag_assets.sources.inbox import (
-    SkippedFile,
-    printable,
-    scan_folder,
-    sha256_file,
-    skip_reason,
-)
+from rag_assets.sources.inbox import scan_folder
 from rag_assets.sources.keys import partition_key_for
-from rag_assets.sources.paths import inside
 
 # The code location `rag-assets ui` serves: workspace.yaml beside the package, else the module.
 WORKSPACE_YAML = Path(__file__).resolve().parents[2] / "workspace.yaml"
 LOCATION_MODULE = "rag_assets.definitions"
-
-
-@dataclass
-class DocumentOutcome:
-    doc_id: str
-    source_path: str
-    success: bool
-    parser: str = ""
-    template: str = ""
-    chunks: int = 0
-    checks_passed: int = 0
-    checks_total: int = 0
-    error: str = ""
-    failed_checks: list[str] = field(default_factory=list)
-    warned_checks: list[str] = field(default_factory=list)  # failed with WARN severity: no gate
-    skipped: str = ""  # why the file was not ingested at all (hidden, a link out, ...)
-    ran: tuple[str, ...] = ()  # the assets this ingest materialized; none when all were fresh
-    notes: list[str] = field(default_factory=list)  # degradations: repairs, fallbacks, OCR
-
-    @property
-    def degraded(self) -> bool:
-        return self.success and bool(self.notes)
-
-    def summary(self) -> str:
-        if self.skipped:
-            return f"{'skipped':6} {self.source_path}  {self.skipped}"
-        status = "ok" if self.success else "FAILED"
-        line = (
-            f"{status:6} {self.source_path}  parser={self.parser or '-'} "
-            f"template={self.template or '-'} chunks={self.chunks} "
-            f"checks={self.checks_passed}/{self.checks_total}"
-        )
-        if self.failed_checks:
-            line += f" failed_checks={','.join(self.failed_checks)}"
-        if self.warned_checks:
-            line += f" warned_checks={','.join(self.warned_checks)}"
-        if self.success and not self.ran:
-            line += "  unchanged"
-        elif self.success and self.ran[0] != "raw_documents":
-            line += f"  re-ran from {self.ran[0]}"
-        if self.degraded:
-            line += f"  degraded: {'; '.join(self.notes)}"
-        return line + (f"  error: {self.error}" if self.error else "")
-
-
-def place_in_inbox(
-    paths: list[Path], inbox: Path, follow_symlinks: bool = False
-) -> tuple[list[str], list[SkippedFile]]:
-    """Copy files (or folders' files) into the inbox: their inbox-relative paths, and what was
-    left out and why (hidden names, links leading out of a folder, undecodable names)."""
-    placed: list[str] = []
-    skipped: list[SkippedFile] = []
-    for path in paths:
-        path = path.resolve()
-        if path.is_dir():
-            scan = scan_folder(path, follow_symlinks)
-            prefix = f"{printable(path.name)}/"
-            skipped.extend(SkippedFile(prefix + s.relative_path, s.reason) for s in scan.skipped)
-            for file in scan.files:
-                placed.append(_copy(file.path, inside(inbox, path.name, file.relative_path), inbox))
-        elif path.is_file():
-            if reason := skip_reason(path.name):
-                skipped.append(SkippedFile(printable(path.name), reason))
-            else:
-                placed.append(_copy(path, inside(inbox, path.name), inbox))
-        else:
-            raise FileNotFoundError(f"{printable(str(path))}: no such file or folder")
-    return placed, skipped
-
-
-def _copy(source: Path, target: Path, inbox: Path) -> str:
-    if source != target and not (target.exists() and sha256_file(target) == sha256_file(source)):
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, target)
-    return target.relative_to(inbox.resolve()).as_posix()
 
 
 def _failed(outcome: DocumentOutcome, name: str, evaluation) -> None:
@@ -252,6 +169,7 @@ def _ingest(
         paths, settings.inbox_dir, settings.inbox_follow_symlinks
     )
     keys = [partition_key_for(p) for p in relative_paths]
+    own_instance = instance is None
     instance = instance or open_instance(settings)
     recover_dead_runs(instance)
     instance.add_dynamic_partitions(documents_partitions.name, keys)
@@ -306,4 +224,25 @@ def _ingest(
         if outcome.success:
             outcome = _fill_from_instance(outcome, instance, graph.asset_check_keys, evaluated)
         outcomes.append(outcome)
+    if own_instance and all(o.success for o in outcomes):
+        _leave_receipt(settings, instance, graph, relative_paths, keys)
     return outcomes
+
+
+def _leave_receipt(settings: Settings, instance, graph, relative_paths, keys) -> None:
+    """A receipt for the next ingest of these paths when every document is fresh now and nothing
+    was written while that was read (reading may write: Dagster refreshes its cached partition
+    status, then a second look reads the same)."""
+    for _ in range(2):
+        digest = receipt_digest(settings, relative_paths)
+        if not digest or any(p.assets for p in plan_runs(instance, graph, keys)):
+            return
+        unchanged = [
+            _fill_from_instance(
+                DocumentOutcome(k, p, True), instance, graph.asset_check_keys, set()
+            )
+            for p, k in zip(relative_paths, keys, strict=True)
+        ]
+        if receipt_digest(settings, relative_paths) == digest:
+            write_receipt(settings, relative_paths, digest, unchanged)
+            return
