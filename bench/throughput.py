@@ -7,7 +7,8 @@ tables) and the fixture PDFs when ../shared is there:
 
 - parse: pages/s per parser (parser + adapter + repairs) against pypdfium2's raw text
   extraction, the floor on the work any parser must do;
-- embed: chunks/s of the bundled model per batch size;
+- embed: chunks/s of the bundled model per runtime (FlagEmbedding, ONNX Runtime fp32 and int8)
+  and batch size on the corpus's own chunks, with each runtime's cosine agreement with FlagEmbedding;
 - e2e: `rag-assets ingest` of the corpus through every asset (wall time, pages/s, peak RSS);
 - script: the same library calls with no Dagster (parse, template, embed, Milvus), and the
   ratio of the two (target: e2e at most 1.2x the script);
@@ -86,24 +87,55 @@ def _rate(corpus: str, what: str, pages: int, seconds: float) -> dict:
     }
 
 
-def bench_embed(texts: list[str]) -> list[dict]:
-    from rag_assets.embedding.models import EmbeddingSpec, load_embedder
+def corpus_chunks(files: list[Path], limit: int) -> list[str]:
+    """What chunk_embeddings encodes for the first files: each chunk's context_text."""
+    from rag_assets.embedding.models import EmbeddingSpec, resolve_model
+    from rag_assets.parsers.routing import ParserRouter
+    from rag_assets.parsing import parse_file
+    from rag_assets.templates.registry import build_template
+    from rag_assets.templates.tokens import TokenizerCounter
 
+    router = ParserRouter(requested="auto")
+    counter = TokenizerCounter.from_model_dir(resolve_model(EmbeddingSpec()).path)
+    template = build_template("semantic")
+    texts: list[str] = []
+    for f in files:
+        if len(texts) >= limit:
+            break
+        chunks = template.chunk(parse_file(f, router).document, counter)
+        texts.extend(c.context_text or c.text for c in chunks)
+    return texts[:limit]
+
+
+def bench_embed(texts: list[str], batch_sizes: list[int]) -> list[dict]:
+    """chunks/s of the bundled model per runtime and batch size on the same texts, and each
+    runtime's agreement with FlagEmbedding (cosine per text: least and mean)."""
+    import numpy as np
+
+    from rag_assets.embedding.models import RUNTIMES, EmbeddingSpec, load_embedder
+
+    reference = None
     rows = []
-    for batch_size in (16, 64, 256):
-        embedder = load_embedder(EmbeddingSpec(batch_size=batch_size))
-        embedder.encode_documents(texts[:8])
-        started = time.perf_counter()
-        embedder.encode_documents(texts)
-        seconds = time.perf_counter() - started
-        rows.append(
-            {
-                "runtime": "FlagEmbedding (torch)",
-                "batch": batch_size,
-                "chunks": len(texts),
-                "chunks_per_s": round(len(texts) / seconds, 1),
-            }
-        )
+    for runtime in ("flag", *(r for r in RUNTIMES if r != "flag")):
+        for batch_size in batch_sizes:
+            embedder = load_embedder(EmbeddingSpec(runtime=runtime, batch_size=batch_size))
+            embedder.encode_documents(texts[:8])
+            started = time.perf_counter()
+            dense = embedder.encode_documents(texts).dense
+            seconds = time.perf_counter() - started
+            reference = dense if reference is None else reference
+            agreement = (dense * reference).sum(axis=1)
+            rows.append(
+                {
+                    "runtime": embedder.runtime,
+                    "batch": batch_size,
+                    "chunks": len(texts),
+                    "seconds": round(seconds, 1),
+                    "chunks_per_s": round(len(texts) / seconds, 1),
+                    "cosine_least": round(float(agreement.min()), 4),
+                    "cosine_mean": round(float(np.mean(agreement)), 4),
+                }
+            )
     return rows
 
 
@@ -183,6 +215,8 @@ def main() -> None:
     parser.add_argument("--pages-per-doc", type=int, default=50)
     parser.add_argument("--parts", default="parse,embed,script,e2e,sensor")
     parser.add_argument("--corpus-dir", type=Path, help="keep the generated corpus here")
+    parser.add_argument("--embed-chunks", type=int, default=512, help="chunks per embed run")
+    parser.add_argument("--embed-batches", default="16,32,64", help="batch sizes to embed with")
     args = parser.parse_args()
     parts = set(args.parts.split(","))
     work = Path(tempfile.mkdtemp(prefix="rag-throughput-"))
@@ -230,11 +264,9 @@ def main() -> None:
                 )
             print()
         if "embed" in parts:
-            sample = texts or [
-                f"Register {i} holds the transfer status of block {i} and its timing."
-                for i in range(512)
-            ]
-            print("## Embedding\n" + table(bench_embed(sample[:1024])) + "\n")
+            sample = corpus_chunks(files, args.embed_chunks)
+            batches = [int(b) for b in args.embed_batches.split(",")]
+            print("## Embedding (bundled model)\n" + table(bench_embed(sample, batches)) + "\n")
         if "sensor" in parts:
             print("## Sensor tick\n" + table([bench_sensor(work / "sensor")]) + "\n")
     finally:
