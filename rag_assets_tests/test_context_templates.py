@@ -12,6 +12,7 @@ from rag_assets.templates.base import TemplateOptions, contextualize
 from rag_assets.templates.clauses import ClausesTemplate
 from rag_assets.templates.fixed import FixedTemplate
 from rag_assets.templates.qa_pairs import QAPairsOptions, QAPairsTemplate
+from rag_assets.templates.references import cited_articles, cited_context
 from rag_assets.templates.semantic import SemanticTemplate
 from rag_assets.templates.spec import SpecOptions, SpecTemplate
 from rag_assets.templates.tokens import ApproxTokenCounter
@@ -200,3 +201,49 @@ def test_spec_table_rows_and_terms_carry_the_sections_above_them() -> None:
     assert by_text["ADMA: Advanced DMA."] == f"{TITLE} › 5 Glossary\n\nADMA: Advanced DMA."
     body = "## 4.2 Control\n\nThe control registers set up every transfer of the host."
     assert by_text[body] == f"{sections}\n\n{body}"
+
+
+# --- cited articles ------------------------------------------------------------------------
+
+POLICY_ITEMS: list[Item] = [
+    ("heading", "## 第三章 工作要求", 2, 1),
+    ("paragraph", "第八条 员工须通过公司 VPN 访问内部系统，不得使用公共无线网络处理机密资料。", None, 1),
+    ("paragraph", "第九条 公司配发的笔记本电脑须开启全盘加密，锁屏时间不得超过五分钟。", None, 1),
+    ("heading", "## 第五章 附则", 2, 1),
+    ("paragraph", "第十二条 违反本办法第八条或第九条的，公司可以暂停其远程办公资格三个月。", None, 1),
+]  # fmt: skip
+ARTICLE_8 = "第八条 员工须通过公司 VPN 访问内部系统，不得使用公共无线网络处理机密资料。"
+ARTICLE_9 = "第九条 公司配发的笔记本电脑须开启全盘加密，锁屏时间不得超过五分钟。"
+PENALTY = "第十二条 违反本办法第八条或第九条的，公司可以暂停其远程办公资格三个月。"
+
+
+def test_cited_articles_are_those_of_this_document() -> None:
+    assert cited_articles(PENALTY) == [8, 9]
+    assert cited_articles("依照本法第四十六条、第四十七条第二款规定") == [46, 47]
+    assert cited_articles("as set out in Articles 5, 6 and 9 of this Regulation") == [5, 6, 9]
+    assert cited_articles("Article 83(4) of this Regulation applies") == [83]
+    # Another act's articles, or a bare number that may be one: nothing to look up.
+    assert cited_articles("Article 6(1) of Directive 95/46/EC and Article 9") == []
+    assert cited_articles("依照《劳动法》第八条") == []
+
+
+def test_a_short_chunk_citing_articles_has_their_openings_in_its_context() -> None:
+    doc = titled(POLICY_ITEMS)
+    for template in (SemanticTemplate(), ClausesTemplate()):
+        penalty = next(row for row in template.chunk(doc, APPROX) if PENALTY in row.text)
+        # What a question about public Wi-Fi matches: the rule the penalty names by number.
+        assert penalty.context_text.endswith(f"{PENALTY}\n\n{ARTICLE_8}\n\n{ARTICLE_9}")
+        assert ARTICLE_8 not in penalty.text  # what a person reads is unchanged
+    # The baseline knows no articles; a chunk holding the cited article adds nothing.
+    assert all(row.context_text.count(ARTICLE_8) <= 1 for row in FixedTemplate().chunk(doc, APPROX))
+    # An article the chunk holds itself is not repeated.
+    openings = {8: ARTICLE_8, 9: ARTICLE_9}
+    assert cited_context(f"{ARTICLE_8}\n\n{PENALTY}", openings) == [ARTICLE_9]
+
+
+def test_a_long_chunk_cites_nothing_more() -> None:
+    # Over half the limit, a chunk has words enough of its own.
+    doc = titled(POLICY_ITEMS)
+    rows = ClausesTemplate(TemplateOptions(max_tokens=60, overlap_tokens=0)).chunk(doc, APPROX)
+    penalty = next(row for row in rows if PENALTY in row.text)
+    assert penalty.token_count > 30 and ARTICLE_8 not in penalty.context_text

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rag_assets.contracts.chunk import ChunkRow, ChunkType, chunk_id_for
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
+from rag_assets.templates.references import article_openings, cited_articles, cited_context
 from rag_assets.templates.tokens import TokenCounter
 
 # Running headers/footers repeat on every page and carry no content.
@@ -82,9 +83,13 @@ class ChunkTemplate(ABC):
     # Templates with options of their own subclass TemplateOptions and name it here.
     options_class: ClassVar[type[TemplateOptions]] = TemplateOptions
     uses_llm: ClassVar[bool] = False  # True: the constructor takes `llm`, an LLMClient or None
+    # True: a chunk citing articles of its own document (`本法第八条`) has their openings in its
+    # context_text (`references`); the `fixed` baseline knows no structure and leaves them out.
+    cites_articles: ClassVar[bool] = True
 
     def __init__(self, options: TemplateOptions | None = None) -> None:
         self.options = options or TemplateOptions()
+        self._openings: tuple[str, dict[int, str]] | None = None  # (doc key, article openings)
 
     @abstractmethod
     def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]: ...
@@ -114,6 +119,15 @@ class ChunkTemplate(ABC):
         (`fixed` has none, yet knows the headings open where its window starts).
         """
         paged = doc.page_count is not None
+        context = contextualize(
+            doc.title, headings if context_headings is None else context_headings, text
+        )
+        tokens = counter.count(text)
+        # A short chunk may name what it is about only by the articles it cites; a longer one
+        # has words enough of its own, and the openings would mostly repeat other chunks.
+        if self.cites_articles and tokens <= self.options.max_tokens // 2 and cited_articles(text):
+            cited = cited_context(text, self._article_openings(doc, counter))
+            context = "\n\n".join([context, *cited])
         return ChunkRow(
             chunk_id=chunk_id_for(doc.doc_id, self.name, chunk_index, text),
             doc_id=doc.doc_id,
@@ -122,9 +136,7 @@ class ChunkTemplate(ABC):
             template=self.name,
             chunk_index=chunk_index,
             text=text,
-            context_text=contextualize(
-                doc.title, headings if context_headings is None else context_headings, text
-            ),
+            context_text=context,
             header_path=with_separator(header_path, self.options.header_path_separator),
             headings=list(headings),
             chunk_type=chunk_type,
@@ -134,9 +146,16 @@ class ChunkTemplate(ABC):
             start_char=min((s.element.start_char + s.start for s in spans), default=None),
             end_char=max((s.element.start_char + s.end for s in spans), default=None),
             logical_unit=logical_unit,
-            token_count=counter.count(text),
+            token_count=tokens,
             metadata=metadata or {},
         )
+
+    def _article_openings(self, doc: StandardizedDocument, counter: TokenCounter) -> dict[int, str]:
+        key = f"{doc.doc_id}:{doc.source_sha256}"
+        if self._openings is None or self._openings[0] != key:
+            texts = (element.text for element in body_elements(doc))
+            self._openings = (key, article_openings(texts, counter))
+        return self._openings[1]
 
 
 BREADCRUMB_SEPARATOR = " › "

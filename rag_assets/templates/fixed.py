@@ -29,6 +29,7 @@ from rag_assets.templates.tokens import TokenCounter, token_windows
 class FixedTemplate(ChunkTemplate):
     name = "fixed"
     version = "2"
+    cites_articles = False
 
     def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]:
         # The markdown as the elements build it, minus page headers/footers; each

@@ -121,7 +121,7 @@ class SemanticTemplate(ChunkTemplate):
     """
 
     name = "semantic"
-    version = "2"
+    version = "3"
 
     def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]:
         drafts = [
