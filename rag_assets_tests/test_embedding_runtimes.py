@@ -227,3 +227,37 @@ def test_default_cache_dir_follows_the_setting(monkeypatch, tmp_path):
     monkeypatch.delenv("RAG_ASSETS_MODEL_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert default_cache_dir() == tmp_path / "xdg" / "rag_assets" / "onnx"
+
+
+@pytest.mark.slow
+def test_chunk_embeddings_records_the_runtime_and_a_new_runtime_re_embeds(tmp_path, monkeypatch):
+    from dagster import AssetKey, DagsterInstance
+
+    from rag_assets.defs.ingest import ingest
+    from rag_assets.settings import Settings
+
+    doc = tmp_path / "pumps.md"
+    doc.write_text("# Pumps\n\n## Service\n\nService the pump every 500 hours.\n")
+    instance = DagsterInstance.ephemeral()
+
+    def run(runtime: str):
+        settings = Settings(data_dir=tmp_path / "data", embedding_runtime=runtime)
+        (outcome,) = ingest(settings, [doc], instance=instance)
+        assert outcome.success, outcome.summary()
+        (record,) = instance.fetch_materializations(AssetKey("chunk_embeddings"), limit=1).records
+        metadata = record.asset_materialization.metadata
+        return outcome.ran, metadata["runtime"].value, metadata["runtime_fallback"].value
+
+    ran, runtime, fallback = run("onnx")
+    assert "chunk_embeddings" in ran and (runtime, fallback) == ("onnx", "none")
+    assert run("onnx")[0] == ()  # nothing changed, nothing ran
+    ran, runtime, fallback = run("flag")
+    assert ran[0] == "chunk_embeddings" and (runtime, fallback) == ("flag", "none")
+    # An export that cannot be written: the run still lands, on FlagEmbedding, and says why.
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the export cache should be")
+    monkeypatch.setenv("RAG_ASSETS_MODEL_CACHE", str(blocked))
+    load_embedder.cache_clear()  # an int8 model loaded by an earlier test would be reused
+    ran, runtime, fallback = run("onnx-int8")
+    assert ran[0] == "chunk_embeddings" and runtime == "flag"
+    assert "runtime 'onnx-int8' failed" in fallback
