@@ -5,8 +5,9 @@
 On the generated corpus (bench/generated_corpus.py: numbered sections, two columns, register
 tables) and the fixture PDFs when ../shared is there:
 
-- parse: pages/s per parser (parser + adapter + repairs) against pypdfium2's raw text
-  extraction, the floor on the work any parser must do;
+- parse: pages/s and CPU seconds a page per parser (parser + adapter + repairs) against
+  pypdfium2's raw text extraction, the floor on the work any parser must do; PyMuPDF in
+  process and split over one parse worker per core, with the peak RSS of each;
 - embed: chunks/s of the bundled model per runtime (FlagEmbedding, ONNX Runtime fp32 and int8)
   and batch size on the corpus's own chunks, with each runtime's cosine agreement with FlagEmbedding;
 - e2e: `rag-assets ingest` of the corpus through every asset (wall time, pages/s, peak RSS);
@@ -57,33 +58,65 @@ def raw_text(path: Path) -> int:
         document.close()
 
 
-def bench_parse(files: list[Path], label: str) -> list[dict]:
+def bench_parse(files: list[Path], label: str, parsers: list[str]) -> list[dict]:
+    """pages/s and CPU seconds a page (this process and its parse workers) per parser; PyMuPDF
+    in this process and split over one worker per core, each warmed on the first file."""
+    from rag_assets.parsers.page_pool import available_cores
     from rag_assets.parsers.routing import ParserRouter
     from rag_assets.parsing import parse_file
 
     pages = sum(page_count(f) for f in files)
     rows = []
-    started = time.perf_counter()
+    cpu, started = cpu_seconds(), time.perf_counter()
     for f in files:
         raw_text(f)
-    rows.append(_rate(label, "pypdfium2 text (floor)", pages, time.perf_counter() - started))
-    for name in PARSERS:
-        router = ParserRouter(requested=name)
-        parse_file(files[0], router)  # warm: imports and model loads are not per page
-        started = time.perf_counter()
-        for f in files:
-            parse_file(f, router)
-        rows.append(_rate(label, name, pages, time.perf_counter() - started))
+    rows.append(_rate(label, "pypdfium2 text (floor)", pages, started, cpu))
+    for name in parsers:
+        for workers in (1, available_cores()) if name == "pymupdf" else (1,):
+            router = ParserRouter(requested=name, parse_workers=workers)
+            parse_file(files[0], router)  # warm: imports, model loads, workers started
+            cpu, started = cpu_seconds(), time.perf_counter()
+            for f in files:
+                parse_file(f, router)
+            what = f"{name}, {workers} workers" if workers > 1 else name
+            rows.append(_rate(label, what, pages, started, cpu))
     return rows
 
 
-def _rate(corpus: str, what: str, pages: int, seconds: float) -> dict:
+def cpu_seconds() -> tuple[float, float]:
+    """CPU time of this process, and of it with its live children (the parse workers)."""
+    import psutil  # a dependency of pymupdf
+
+    me = psutil.Process()
+    own = sum(me.cpu_times()[:2])
+    return own, own + sum(sum(p.cpu_times()[:2]) for p in me.children(recursive=True))
+
+
+def workers_peak_rss_gib() -> float:
+    """The largest peak RSS (VmHWM) among this process's live children, 0 without any."""
+    import psutil
+
+    peaks = []
+    for child in psutil.Process().children(recursive=True):
+        status = Path(f"/proc/{child.pid}/status").read_text()
+        peaks += [int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM")]
+    return max(peaks, default=0) / 2**20
+
+
+def _rate(corpus: str, what: str, pages: int, started: float, cpu: tuple[float, float]) -> dict:
+    seconds = time.perf_counter() - started
+    own, total = cpu_seconds()
     return {
         "corpus": corpus,
         "what": what,
         "pages": pages,
         "seconds": round(seconds, 2),
         "pages_per_s": round(pages / seconds, 2),
+        "cpu_s_per_page": round((total - cpu[1]) / pages, 3),
+        # the serial part: joining ranges, serializing, adapter and repairs in the caller
+        "caller_cpu_s_per_page": round((own - cpu[0]) / pages, 3),
+        "peak_rss_gib": round(peak_rss_gib(), 2),
+        "workers_peak_rss_gib": round(workers_peak_rss_gib(), 2),
     }
 
 
@@ -147,11 +180,13 @@ def straight_script(files: list[Path], data_dir: Path) -> tuple[float, int, list
     from rag_assets.index.rows import index_rows
     from rag_assets.parsers.routing import ParserRouter
     from rag_assets.parsing import parse_file
+    from rag_assets.settings import Settings
     from rag_assets.templates.registry import build_template
     from rag_assets.templates.tokens import TokenizerCounter
 
     started = time.perf_counter()
-    router = ParserRouter(requested="auto")
+    # the settings' default parse workers, as ingest has them
+    router = ParserRouter(requested="auto", parse_workers=Settings(data_dir=data_dir).parse_workers)
     embedder = load_embedder(EmbeddingSpec())
     counter = TokenizerCounter.from_model_dir(embedder.resolved.path)
     template = build_template("semantic")
@@ -215,6 +250,7 @@ def main() -> None:
     parser.add_argument("--pages-per-doc", type=int, default=50)
     parser.add_argument("--parts", default="parse,embed,script,e2e,sensor")
     parser.add_argument("--corpus-dir", type=Path, help="keep the generated corpus here")
+    parser.add_argument("--parsers", default=",".join(PARSERS), help="parsers to time in parse")
     parser.add_argument("--embed-chunks", type=int, default=512, help="chunks per embed run")
     parser.add_argument("--embed-batches", default="16,32,64", help="batch sizes to embed with")
     args = parser.parse_args()
@@ -226,10 +262,11 @@ def main() -> None:
         pages = sum(page_count(f) for f in files)
         print(f"corpus: {len(files)} PDFs, {pages} pages ({corpus_dir})\n")
         if "parse" in parts:
-            rows = bench_parse(files, "generated")
+            parsers = args.parsers.split(",")
+            rows = bench_parse(files, "generated", parsers)
             fixtures = sorted(FIXTURES.glob("*.pdf")) if FIXTURES.is_dir() else []
             if fixtures:
-                rows += bench_parse(fixtures, "fixtures")
+                rows += bench_parse(fixtures, "fixtures", parsers)
             print("## Parse (parser + adapter + repairs)\n" + table(rows) + "\n")
         texts: list[str] = []
         ratio_rows = []
