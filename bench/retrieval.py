@@ -10,6 +10,8 @@ temporary folder; every question then goes through the search API. The table giv
 and run, Recall@1/5/10, MRR@10, nDCG@10 and the share of questions whose evidence lies in a
 single chunk (`reachable`); rows `<template>:bm25` and `<template>:dense` are one retriever alone.
 A SQuAD or CMRC file is passage retrieval: each paragraph is a document of its own.
+`--runtimes flag onnx onnx-int8` repeats the whole comparison per embedding runtime on the same
+parsed documents and ends with their MRR@10 side by side.
 """
 
 from __future__ import annotations
@@ -69,6 +71,12 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--limit", type=int, default=500, help="questions sampled from a big set")
     parser.add_argument("--misses", action="store_true", help="list questions not found first")
+    parser.add_argument(
+        "--runtimes",
+        nargs="+",
+        choices=["flag", "onnx", "onnx-int8"],
+        help="embedding runtimes compared on the same chunks (default: the configured one)",
+    )
     args = parser.parse_args(argv)
 
     settings = Settings.from_env()
@@ -92,41 +100,57 @@ def main(argv: list[str]) -> int:
         f"(parsed in {time.perf_counter() - started:.1f} s)"
     )
 
-    embedder, fallback = select_embedder(EmbeddingSpec(model=settings.embedding_model))
-    if fallback:
-        print(fallback)
-    counter = TokenizerCounter.from_model_dir(embedder.model_dir)
     options = {
         "max_tokens": settings.chunk_max_tokens,
         "overlap_tokens": settings.chunk_overlap_tokens,
     }
-    with tempfile.TemporaryDirectory() as folder:
-        uri = str(Path(folder) / "milvus.db")
-        comparison = compare_templates(
-            documents,
-            questions,
-            run_specs(args.templates, args.single or None),
-            embedder,
-            counter,
-            lambda prefix: MilvusIndex(
-                uri, collection_prefix=prefix, text_analyzer=settings.text_analyzer
-            ),
-            options=options,
-            fusion=settings.fusion,
-            log=print,
+    # Every runtime embeds the same documents chunked the same way, in this one run.
+    mrr: dict[str, dict[str, float]] = {}
+    for runtime in args.runtimes or [settings.embedding_runtime]:
+        embedder, fallback = select_embedder(
+            EmbeddingSpec(model=settings.embedding_model, runtime=runtime)
         )
-    print()
-    print(comparison.markdown_table())
-    print()
-    for run in comparison.runs:
-        print(f"{run.name}: {run.chunks} chunks, templates {run.templates_used}")
-        if args.misses:
-            for miss in run.misses:
-                print(f"    {miss}")
-    if comparison.skipped:
-        print(f"skipped (document not in the set): {comparison.skipped}")
+        for reason in (fallback, embedder.runtime_fallback):
+            if reason:
+                print(reason)
+        counter = TokenizerCounter.from_model_dir(embedder.model_dir)
+        with tempfile.TemporaryDirectory() as folder:
+            uri = str(Path(folder) / "milvus.db")
+            comparison = compare_templates(
+                documents,
+                questions,
+                run_specs(args.templates, args.single or None),
+                embedder,
+                counter,
+                lambda prefix, uri=uri: MilvusIndex(
+                    uri, collection_prefix=prefix, text_analyzer=settings.text_analyzer
+                ),
+                options=options,
+                fusion=settings.fusion,
+                log=print,
+            )
+        print(f"\n## runtime {embedder.runtime}\n")
+        print(comparison.markdown_table())
+        print()
+        for run in comparison.runs:
+            print(f"{run.name}: {run.chunks} chunks, templates {run.templates_used}")
+            if args.misses:
+                for miss in run.misses:
+                    print(f"    {miss}")
+        if comparison.skipped:
+            print(f"skipped (document not in the set): {comparison.skipped}")
+        flat = comparison.flat_metrics()
+        mrr[embedder.runtime] = {
+            k[: -len("/mrr@10")]: v for k, v in flat.items() if k.endswith("/mrr@10")
+        }
+    if len(mrr) > 1:
+        print("\n## MRR@10 per embedding runtime (same chunks)\n")
+        print("| run / slice | " + " | ".join(mrr) + " |")
+        print("|---|" + "---:|" * len(mrr))
+        for key in next(iter(mrr.values())):
+            print(f"| {key} | " + " | ".join(f"{m.get(key, 0):.3f}" for m in mrr.values()) + " |")
     print(
-        f"model {embedder.name}, analyzer {settings.text_analyzer}, "
+        f"\nmodel {settings.embedding_model}, analyzer {settings.text_analyzer}, "
         f"{time.perf_counter() - started:.0f} s in all"
     )
     return 0
