@@ -145,17 +145,6 @@ def test_a_changed_model_folder_gets_its_own_export(tmp_path):
     assert after.name.endswith(f"-v{EXPORT_VERSION}")
 
 
-EXPORT_ONE = """
-import logging, sys
-from pathlib import Path
-from rag_assets.embedding.models import EmbeddingSpec, resolve_model
-from rag_assets.embedding.onnx_export import ensure_exported
-logging.basicConfig(level=logging.INFO, format="%(message)s")
-model = resolve_model(EmbeddingSpec())
-print(ensure_exported(model.path, model.name, Path(sys.argv[1])))
-"""
-
-
 @pytest.mark.slow
 def test_two_processes_export_once_and_never_see_half_an_export(tmp_path):
     cache = tmp_path / "cache"
@@ -164,10 +153,11 @@ def test_two_processes_export_once_and_never_see_half_an_export(tmp_path):
     stale = cache / f"{target.name}.tmp-killed"  # what an exporter killed midway leaves
     stale.mkdir(parents=True)
     (stale / "model.onnx").write_bytes(b"half")
-    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    # What scripts/setup.sh runs, twice at once.
+    env = {**os.environ, "PYTHONWARNINGS": "ignore", "RAG_ASSETS_MODEL_CACHE": str(cache)}
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", EXPORT_ONE, str(cache)],
+            [sys.executable, "-m", "rag_assets.embedding.onnx_export"],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
