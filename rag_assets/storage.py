@@ -20,11 +20,14 @@ from rag_assets.tables.structure import with_table_markdown
 
 
 def read_parquet(path: UPath) -> pa.Table:
-    """A Parquet file through Arrow's own file system (native for a local path). Given a Python
-    file object, Arrow's reader may still close it on a pool thread after returning; if that
-    thread needs the interpreter while it shuts down, the process aborts after its output (rc
-    134, "terminate called without an active exception"; apache/arrow#34314, #50482)."""
-    return pq.read_table(path.path, filesystem=path.fs)
+    """A Parquet file, read here and parsed from memory Arrow owns. Given a Python file object
+    (or an fsspec file system such as s3fs), Arrow's reader may still close it on a pool thread
+    after returning; if that thread needs the interpreter while it shuts down, the process
+    aborts after its output (rc 134, "terminate called without an active exception";
+    apache/arrow#34314, #50482)."""
+    sink = pa.BufferOutputStream()
+    sink.write(path.read_bytes())  # copied into Arrow's memory: nothing of Python's is left to free
+    return pq.read_table(pa.BufferReader(sink.getvalue()))
 
 
 def asset_dir(settings: Settings, asset: str) -> UPath:
