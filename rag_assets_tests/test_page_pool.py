@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from rag_assets.errors import ConfigurationError
 from rag_assets.normalize.adapt import to_ir
 from rag_assets.parsers import page_pool
 from rag_assets.parsers.layout_model import install_layout_model
@@ -21,6 +22,8 @@ from rag_assets.parsers.page_pool import (
     run_in_workers,
 )
 from rag_assets.parsers.pymupdf import PyMuPDFParser
+from rag_assets.parsers.routing import ParserRouter
+from rag_assets.settings import Settings
 
 WORDS = [
     "queue",
@@ -54,6 +57,17 @@ def test_page_ranges_cover_the_document_in_order(pages: int, workers: int) -> No
         assert 1 < len(ranges) <= workers * RANGES_PER_WORKER
         assert min(len(r) for r in ranges) >= MIN_RANGE_PAGES
         assert max(len(r) for r in ranges) - min(len(r) for r in ranges) <= 1
+
+
+def test_parse_workers_default_to_one_per_core_and_reach_the_pymupdf_parser(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert Settings(data_dir=tmp_path).parse_workers == len(os.sched_getaffinity(0))
+    monkeypatch.setenv("RAG_ASSETS_PARSE_WORKERS", "3")
+    workers = Settings.from_env(tmp_path).parse_workers
+    assert ParserRouter("pymupdf", parse_workers=workers).parser_for("pymupdf").workers == 3
+    with pytest.raises(ConfigurationError, match="parse workers"):
+        ParserRouter("pymupdf", parse_workers=0)
 
 
 def _sessions(obj: object, seen: set[int] | None = None) -> list:
