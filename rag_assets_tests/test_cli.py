@@ -5,6 +5,8 @@ import json
 import pytest
 
 from rag_assets.cli import main
+from rag_assets.templates.fixed import FixedTemplate
+from rag_assets.templates.semantic import SemanticTemplate
 from rag_assets_tests.conftest import REPO_ROOT
 
 CORPUS = REPO_ROOT / "examples" / "corpus"
@@ -24,7 +26,9 @@ def test_ingest_query_and_chunks_round_trip(tmp_path, capsys):
 
     assert main(["ingest", "--data-dir", data, str(guide), str(broken)]) == 1
     out = capsys.readouterr().out
-    assert "ok     pump-guide.md  parser=docling template=semantic v2" in out
+    assert (
+        f"ok     pump-guide.md  parser=docling template=semantic v{SemanticTemplate.version}" in out
+    )
     assert "FAILED broken.pdf" in out and "not a PDF" in out
     assert "1 of 2 documents indexed" in out
 
@@ -67,7 +71,7 @@ def test_template_flag_switches_the_template(tmp_path, capsys):
     note = tmp_path / "note.md"
     note.write_text("# Note\n\n" + "A sentence about valves. " * 80)
     assert main(["ingest", "--data-dir", data, "--template", "fixed", str(note)]) == 0
-    assert "template=fixed v2" in capsys.readouterr().out
+    assert f"template=fixed v{FixedTemplate.version}" in capsys.readouterr().out
     assert main(["chunks", "--data-dir", data, "--json", "note.md"]) == 0
     chunks = json.loads(capsys.readouterr().out)
     assert len(chunks) > 1 and {c["template"] for c in chunks} == {"fixed"}
@@ -130,12 +134,15 @@ def test_collections_file_chooses_parser_and_template_per_document(tmp_path, cap
     (tmp_path / "pumps.md").write_text("# Pumps\n\nPrime the pump before starting.\n")
     assert main(["ingest", "--data-dir", str(data), str(notes), str(tmp_path / "pumps.md")]) == 0
     out = capsys.readouterr().out
-    assert "notes/valves.md  parser=unstructured template=fixed v2" in out
-    assert "pumps.md  parser=docling template=semantic v2" in out
+    assert f"notes/valves.md  parser=unstructured template=fixed v{FixedTemplate.version}" in out
+    assert f"pumps.md  parser=docling template=semantic v{SemanticTemplate.version}" in out
     chunks = main(["chunks", "--data-dir", str(data), "--json", "notes/valves.md"])
     assert chunks == 0
     rows = json.loads(capsys.readouterr().out)
     assert len(rows) > 2 and max(r["token_count"] for r in rows) <= 64
     # A flag on the command line wins over the file.
     assert main(["ingest", "--data-dir", str(data), "--parser", "docling", str(notes)]) == 0
-    assert "notes/valves.md  parser=docling template=fixed v2" in capsys.readouterr().out
+    assert (
+        f"notes/valves.md  parser=docling template=fixed v{FixedTemplate.version}"
+        in capsys.readouterr().out
+    )

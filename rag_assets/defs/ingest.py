@@ -187,6 +187,8 @@ def _ingest(
         if f.relative_path in placed
     ]
     report_changes(instance, resources, files)
+    # Taken before the verdict is read: anything written from here on voids the receipt.
+    digest = receipt_digest(settings, relative_paths) if own_instance else None
     plans: dict[str, PartitionPlan] = {p.partition_key: p for p in plan_runs(instance, graph, keys)}
     outcomes = [DocumentOutcome("", s.relative_path, True, skipped=s.reason) for s in skipped]
     for relative_path, key in zip(relative_paths, keys, strict=True):
@@ -225,7 +227,15 @@ def _ingest(
             outcome = _fill_from_instance(outcome, instance, graph.asset_check_keys, evaluated)
         outcomes.append(outcome)
     if own_instance and all(o.success for o in outcomes):
-        _leave_receipt(settings, instance, graph, relative_paths, keys)
+        fresh = [o for o in outcomes if not o.skipped and not o.ran]
+        if (
+            digest
+            and len(fresh) == len(keys)
+            and receipt_digest(settings, relative_paths) == digest
+        ):
+            write_receipt(settings, relative_paths, digest, fresh)
+        else:
+            _leave_receipt(settings, instance, graph, relative_paths, keys)
     return outcomes
 
 
