@@ -26,7 +26,8 @@ class Settings(BaseModel):
         None  # UPath root for asset files (s3://... works); default data_dir/assets
     )
     parser: str = "auto"
-    template: str = "semantic"
+    # `auto` scored best on both evaluation sets (README, Retrieval evaluation).
+    template: str = "auto"
     # Set by CLI flags: win over rag_collections.yaml, where `parser`/`template` only fill gaps.
     force_parser: str | None = None
     force_template: str | None = None

@@ -108,9 +108,11 @@ def test_query_returns_cited_hits(pipeline):
     hits = search(
         pipeline.settings, "What do bits 15:8 of the Host Control Register hold?", top_k=3
     ).hits
-    assert hits[0].source_path.endswith("host-controller-spec.pdf")
-    assert "Timeout Counter" in hits[0].text
-    assert hits[0].page_start and hits[0].header_path.startswith("/2 Register Map/")
+    assert all(h.source_path.endswith("host-controller-spec.pdf") for h in hits)
+    # `auto` chunks the spec with `spec`: the register row holding the answer is first or
+    # second, after the conventions section explaining bit ranges (`1.3 Conventions`).
+    answer = next(h for h in hits[:2] if "Timeout Counter" in h.text)
+    assert answer.page_start and answer.header_path.startswith("/2 Register Map/")
     policy = search(
         pipeline.settings, "Which class can I book for a four hour flight?", top_k=3
     ).hits

@@ -56,7 +56,7 @@ class CollectionsResource(ConfigurableResource):
 
     config_path: str
     parser: str = "auto"
-    template: str = "semantic"
+    template: str = "auto"
     max_tokens: int = 256
     overlap_tokens: int = 32
     force_parser: str | None = None
