@@ -1,15 +1,16 @@
 """What an ingest did for each document, and the receipt that replays an unchanged one.
 
-An unchanged re-ingest starts no run, yet asking Dagster so costs a process about two seconds of
-imports (Dagster, SQLAlchemy, the asset modules) before its first query, as much as 1/15 of
-ingesting the sample corpus. So an ingest that ends with every document fresh leaves a receipt:
+An unchanged re-ingest starts no run, yet asking Dagster so costs a process about three CPU
+seconds, mostly imports (Dagster, SQLAlchemy, the asset modules) and opening the instance: a tenth
+of ingesting the sample corpus. So an ingest that ends with every document fresh leaves a receipt:
 its lines for those documents, under a digest of everything that verdict was read from: this
 package's code and the installed distributions, the settings and `RAG_ASSETS_*` environment,
 `rag_collections.yaml`, the instance's `dagster.yaml` and SQLite databases (each file's size,
 time and the change counter SQLite bumps on every committed write), and the documents' files in
 the inbox. The next ingest of the same paths prints the receipt, without importing Dagster, only
-while that digest is unchanged: a run or an observation from the UI, a wiped partition, an edited
-file, template, setting or code all take the full path through Dagster's stale status.
+while that digest is unchanged: a run or an observation from the UI, the daemon's heartbeat, a wiped
+partition, an edited file, template, setting or code all take the full path through Dagster's
+stale status.
 """
 
 from __future__ import annotations
@@ -135,7 +136,7 @@ def _storage_state(home: Path) -> list | None:
             with path.open("rb") as db:
                 db.seek(SQLITE_CHANGE_COUNTER)
                 counter = db.read(4).hex()
-            state.append([path.name, stat.st_size, stat.st_mtime_ns, counter])
+            state.append([str(path.relative_to(home)), stat.st_size, stat.st_mtime_ns, counter])
     return [config, state]
 
 
