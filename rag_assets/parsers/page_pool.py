@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -65,12 +66,18 @@ def run_in_workers(
     is raised.
     """
     pool = _shared_pool(workers)
+    futures = []
     try:
         futures = [pool.submit(task, *job) for job in jobs]
         return [future.result() for future in futures]
     except BrokenProcessPool as error:
         _discard(pool)
         raise WorkerDied(str(error) or "a parse worker process ended unexpectedly") from None
+    except BaseException:
+        # A failed range or Ctrl-C: the ranges not started yet are not wanted.
+        for future in futures:
+            future.cancel()
+        raise
 
 
 def _shared_pool(workers: int) -> ProcessPoolExecutor:
@@ -102,6 +109,9 @@ def _init_worker() -> None:
     """Load the layout model before the first task: one ONNX thread, the pool is the parallelism."""
     from rag_assets.parsers.layout_model import install_layout_model
 
+    # Ctrl-C reaches the whole process group: the caller stops and ends its workers, which
+    # would otherwise each print a KeyboardInterrupt traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     install_layout_model(threads=1)
 
 
