@@ -251,6 +251,10 @@ def test_ranked_ids_carry_only_the_fields_asked_for(
     rows = index.rows_for_hits(corpus, [h.chunk_id for h in full[:2]])
     assert rows == {h.chunk_id: h.model_dump(exclude={"score"}) for h in full[:2]}
     assert index.rows_for_hits(corpus, []) == {}
+    # A chunk deleted since the search is left out, not an error.
+    assert list(index.rows_for_hits(corpus, ["no-such-chunk", full[0].chunk_id])) == [
+        full[0].chunk_id
+    ]
 
 
 def test_reuse_for_another_model_is_refused(index: MilvusIndex, corpus: str) -> None:
