@@ -248,6 +248,7 @@ class Embedder:
             precision="int8" if runtime == "onnx-int8" else "fp32",
             pooling=self.resolved.pooling,
             batch_size=self.spec.batch_size,
+            max_length=self.spec.max_length,
         )
 
     def encode_documents(self, texts: list[str]) -> EmbeddingBatch:
@@ -267,9 +268,7 @@ class Embedder:
             return EmbeddingBatch(
                 dense=np.zeros((0, self.dimension), dtype=np.float32), sparse=None
             )
-        return EmbeddingBatch(
-            dense=self._onnx.encode(list(texts), self.spec.max_length), sparse=None
-        )
+        return EmbeddingBatch(dense=self._onnx.encode(list(texts)), sparse=None)
 
     def _encode(self, texts: list[str], encode: Any) -> EmbeddingBatch:
         if not texts:  # FlagEmbedding fails on an empty list

@@ -32,6 +32,7 @@ class OnnxEncoder:
         precision: Precision,
         pooling: Literal["cls", "mean"],
         batch_size: int,
+        max_length: int,
     ) -> None:
         import onnxruntime
         from tokenizers import Tokenizer
@@ -45,12 +46,12 @@ class OnnxEncoder:
         )
         self._tokenizer = Tokenizer.from_file(str(folder / TOKENIZER_FILE))
         self._tokenizer.no_padding()  # padded per batch, after sorting by length
+        self._tokenizer.enable_truncation(max_length)  # in tokens, [CLS] and [SEP] included
         self._pooling = pooling
         self._batch_size = batch_size
 
-    def encode(self, texts: list[str], max_length: int) -> np.ndarray:
+    def encode(self, texts: list[str]) -> np.ndarray:
         """(len(texts), hidden) float32, rows L2-normalized, in the order of `texts`."""
-        self._tokenizer.enable_truncation(max_length)
         encodings = self._tokenizer.encode_batch(texts)
         out = np.empty((len(texts), self.info.hidden_size), dtype=np.float32)
         for rows in length_batches([len(e.ids) for e in encodings], self._batch_size):
