@@ -8,6 +8,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from rag_assets.embedding.models import DEFAULT_RUNTIME, Runtime
+from rag_assets.parsers.page_pool import available_cores
 from rag_assets.retrieval.fusion import FusionSettings
 
 DEFAULT_EMBEDDING_MODEL = "bundled:all-MiniLM-L6-v2"
@@ -37,7 +38,7 @@ class Settings(BaseModel):
     chunk_overlap_tokens: int = 32
     docling_artifacts_path: str | None = None
     # Processes parsing the page ranges of a long PDF at once (PyMuPDF): one per core; 1 = off.
-    parse_workers: int = Field(default_factory=lambda: len(os.sched_getaffinity(0)), ge=1)
+    parse_workers: int = Field(default_factory=available_cores, ge=1)
     eval_dir: Path | None = None  # retrieval evaluation sets; default data_dir/eval
     embedding_model: str = DEFAULT_EMBEDDING_MODEL
     # Comma-separated ISO 639-1 codes the model covers, "*" for any; unset: judged by its name.

@@ -18,6 +18,7 @@ from rag_assets.parsers.page_pool import (
     MIN_SPLIT_PAGES,
     RANGES_PER_WORKER,
     WorkerDied,
+    available_cores,
     page_ranges,
     run_in_workers,
 )
@@ -62,12 +63,33 @@ def test_page_ranges_cover_the_document_in_order(pages: int, workers: int) -> No
 def test_parse_workers_default_to_one_per_core_and_reach_the_pymupdf_parser(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert Settings(data_dir=tmp_path).parse_workers == len(os.sched_getaffinity(0))
+    assert Settings(data_dir=tmp_path).parse_workers == available_cores()
     monkeypatch.setenv("RAG_ASSETS_PARSE_WORKERS", "3")
     workers = Settings.from_env(tmp_path).parse_workers
     assert ParserRouter("pymupdf", parse_workers=workers).parser_for("pymupdf").workers == 3
     with pytest.raises(ConfigurationError, match="parse workers"):
         ParserRouter("pymupdf", parse_workers=0)
+
+
+@pytest.mark.parametrize(
+    ("files", "cores"),
+    [
+        ({"cpu.max": "max 100000\n"}, None),  # cgroup v2, no quota
+        ({"cpu.max": "150000 100000\n"}, 2),  # 1.5 CPUs: rounded up
+        ({"cpu.max": "100000 100000\n"}, 1),
+        ({"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),  # v1
+        ({"cpu/cpu.cfs_quota_us": "100000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 1),
+        ({}, None),  # no cgroup files at all
+    ],
+)
+def test_a_container_cpu_quota_caps_the_cores(
+    tmp_path: Path, files: dict[str, str], cores: int | None
+) -> None:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    affinity = len(os.sched_getaffinity(0))
+    assert available_cores(tmp_path) == (min(affinity, cores) if cores else affinity)
 
 
 def _sessions(obj: object, seen: set[int] | None = None) -> list:
