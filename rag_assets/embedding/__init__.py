@@ -1,1 +1,1 @@
-"""Embedding models through FlagEmbedding, resolved from bundled, local or named models."""
+"""Embedding models through FlagEmbedding or ONNX Runtime, resolved from bundled, local or named models."""
