@@ -52,7 +52,6 @@ def test_every_asset_is_partitioned_per_document_with_a_code_version(tmp_path):
     assert upstream["raw_documents"] == {"inbox_files"}
     assert upstream["parsed_documents"] == {"raw_documents", "parser_settings"}
     assert upstream["document_chunks"] == {
-        "raw_documents",
         "normalized_documents",
         "table_markdown",
         "template_settings",

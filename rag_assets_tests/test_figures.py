@@ -1,44 +1,45 @@
-"""Figure placeholders get their image cropped from the PDF, and re-runs leave no stale image."""
+"""Figure images are cropped from the stored PDF when asked for, and a changed copy is cropped again."""
 
-from pathlib import Path
+import os
+import shutil
 
-from rag_assets.contracts.chunk import ChunkRow
-from rag_assets.figures import export_figures
+from rag_assets.figures import figure_image
+from rag_assets.sources.keys import partition_key_for
 from rag_assets_tests.conftest import REPO_ROOT
 
 SPEC = REPO_ROOT / "examples" / "corpus" / "host-controller-spec.pdf"
+PNG = b"\x89PNG\r\n\x1a\n"
 
 
-def _chunk(index: int, chunk_type: str, metadata: dict) -> ChunkRow:
-    return ChunkRow(
-        chunk_id=f"c{index}",
-        doc_id="d",
-        source_path="spec.pdf",
-        source_sha256="x",
-        template="spec",
-        chunk_index=index,
-        text="[Figure 1-1: Block Diagram]",
-        chunk_type=chunk_type,
-        metadata=metadata,
-    )
+def test_a_figure_is_cropped_on_first_request_and_again_after_the_copy_changes(tmp_path):
+    doc_id = partition_key_for("spec.pdf")
+    raw_dir, figures_dir = tmp_path / "raw", tmp_path / "figures"
+    (raw_dir / doc_id).mkdir(parents=True)
+    copy = shutil.copyfile(SPEC, raw_dir / doc_id / "spec.pdf")
+    metadata = {"figure_id": "Figure 1-1", "figure_ref": {"page": 1, "bbox": [72, 100, 300, 250]}}
+
+    first = figure_image(raw_dir, figures_dir, doc_id, metadata, 7)
+    assert first == (figures_dir / doc_id / "Figure-1-1.png").resolve()
+    assert first.read_bytes()[:8] == PNG
+    assert [p.name for p in first.parent.iterdir()] == ["Figure-1-1.png"]  # no temp file left
+
+    first.write_bytes(b"kept")  # a second request reuses the image: nothing is rendered
+    assert figure_image(raw_dir, figures_dir, doc_id, metadata, 7).read_bytes() == b"kept"
+
+    newer = first.stat().st_mtime + 10
+    os.utime(copy, (newer, newer))  # the document's copy was replaced after the crop
+    assert figure_image(raw_dir, figures_dir, doc_id, metadata, 7).read_bytes()[:8] == PNG
 
 
-def test_each_figure_is_exported_and_named_in_its_chunk(tmp_path):
-    figure = _chunk(
-        0,
-        "figure",
-        {"figure_id": "Figure 1-1", "figure_ref": {"page": 1, "bbox": [72, 100, 300, 250]}},
-    )
-    no_box = _chunk(
-        1, "figure", {"figure_id": "Figure 1-2", "figure_ref": {"page": 1, "bbox": None}}
-    )
-    text = _chunk(2, "text", {})
-    out = tmp_path / "figures" / "d"
-    (out / "old-figure.png").parent.mkdir(parents=True)
-    (out / "old-figure.png").write_bytes(b"stale")
-    exported = export_figures([figure, no_box, text], SPEC, out)
-    assert [c.chunk_id for c in exported] == ["c0", "c1", "c2"]
-    image = exported[0].metadata["image_path"]
-    assert image.endswith("Figure-1-1.png") and Path(image).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert "image_path" not in exported[1].metadata and "image_path" not in exported[2].metadata
-    assert sorted(p.name for p in out.iterdir()) == ["Figure-1-1.png"]
+def test_no_image_without_a_box_a_pdf_or_a_minted_key(tmp_path):
+    doc_id = partition_key_for("notes.md")
+    (tmp_path / "raw" / doc_id).mkdir(parents=True)
+    (tmp_path / "raw" / doc_id / "notes.md").write_text("# Notes\n")
+    boxed = {"figure_ref": {"page": 1, "bbox": [0, 0, 10, 10]}}
+    no_box = {"figure_ref": {"page": 1, "bbox": None}}
+    raw, figures = tmp_path / "raw", tmp_path / "figures"
+    assert figure_image(raw, figures, doc_id, boxed, 0) is None  # not a PDF
+    assert figure_image(raw, figures, partition_key_for("gone.pdf"), boxed, 0) is None
+    assert figure_image(raw, figures, "../../etc", boxed, 0) is None
+    assert figure_image(raw, figures, doc_id, no_box, 0) is None
+    assert not figures.exists()

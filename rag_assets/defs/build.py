@@ -85,7 +85,6 @@ def build_defs(settings: Settings) -> Definitions:
             "inbox": InboxResource(
                 inbox_dir=str(settings.inbox_dir),
                 raw_dir=str(settings.raw_dir),
-                figures_dir=str(settings.data_dir / "figures"),
                 follow_symlinks=settings.inbox_follow_symlinks,
                 max_file_mb=settings.max_file_mb,
             ),

@@ -18,11 +18,10 @@ from rag_assets.sources.collections import (
 
 
 class InboxResource(ConfigurableResource):
-    """The watched folder of documents, where their fixed copies and figure images are kept."""
+    """The watched folder of documents and where their fixed copies are kept."""
 
     inbox_dir: str
     raw_dir: str
-    figures_dir: str
     follow_symlinks: bool = False  # symbolic links leading out of the inbox
     max_file_mb: float  # larger files fail before they are copied or parsed
 

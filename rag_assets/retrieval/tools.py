@@ -28,8 +28,15 @@ from pydantic import BaseModel
 
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.contracts.ir import StandardizedDocument
+from rag_assets.figures import figure_image
 from rag_assets.index.milvus import SearchHit
-from rag_assets.retrieval.search import Retriever, SearchFilters, citation, open_retriever
+from rag_assets.retrieval.search import (
+    RetrievedHit,
+    Retriever,
+    SearchFilters,
+    citation,
+    open_retriever,
+)
 from rag_assets.settings import Settings
 from rag_assets.sources.collections import RuntimeChoices, load_collections, plan_document
 from rag_assets.storage import asset_dir, read_chunks
@@ -117,7 +124,7 @@ class FigureResult(BaseModel):
     figure_id: str | None
     caption: str | None
     anchor_text: str | None
-    image_path: str | None  # the exported PNG, when the document was a PDF
+    image_path: str | None  # the PNG cropped from the document, when it is a PDF
     page: int | None
     score: float
     source: Source
@@ -159,6 +166,16 @@ class Toolbox:
         if self._chunks is None:
             self._chunks = read_chunks(self.settings)
         return self._chunks
+
+    def figure_image(self, hit: RetrievedHit) -> str | None:
+        path = figure_image(
+            self.settings.raw_dir,
+            self.settings.data_dir / "figures",
+            hit.doc_id,
+            hit.metadata,
+            hit.chunk_index,
+        )
+        return str(path) if path else None
 
     def structure(self, doc_id: str, source_path: str) -> SpecStructure | None:
         """The TOC tree and xref map `document_chunks` records in its metadata, rebuilt by the
@@ -361,7 +378,7 @@ def figures(box: Toolbox, description: str, top_k: int = 5) -> list[FigureResult
             figure_id=hit.metadata.get("figure_id"),
             caption=hit.metadata.get("caption"),
             anchor_text=hit.metadata.get("anchor_text"),
-            image_path=hit.metadata.get("image_path"),
+            image_path=box.figure_image(hit),
             page=hit.page_start,
             score=hit.score,
             source=Source.from_hit(hit),

@@ -17,11 +17,9 @@ from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import (
     CollectionsResource,
     EmbeddingResource,
-    InboxResource,
     LLMResource,
 )
 from rag_assets.errors import ConfigurationError
-from rag_assets.figures import export_figures
 from rag_assets.quality.chunks import (
     check_chunks_have_content,
     check_header_paths,
@@ -113,9 +111,7 @@ def document_chunks(
     context: AssetExecutionContext,
     collections: CollectionsResource,
     embedding: EmbeddingResource,
-    inbox: InboxResource,
     llm: LLMResource,
-    raw_documents: RawDocument,
     normalized_documents: StandardizedDocument,
     table_markdown: pa.Table,
 ):
@@ -140,9 +136,6 @@ def document_chunks(
         )
     if template.options.neighbour_ids:
         chunks = link_neighbours(chunks)
-    if raw_documents.file_format == "pdf":
-        figures_dir = Path(inbox.figures_dir) / raw_documents.doc_id
-        chunks = export_figures(chunks, Path(raw_documents.stored_path), figures_dir)
     table = to_arrow(chunks, ChunkRow)
     records = to_records(table, ChunkRow)
     tokens = [c.token_count for c in chunks]
