@@ -16,6 +16,8 @@ and p95 of:
 
 - `dense IP` / `dense COSINE`: one dense search (20 candidates, ids only) on the project's
   index (inner product over unit vectors) and on the COSINE copy; their ranked ids must agree;
+- `dense, shown fields`: the same search returning every field a hit shows (text, metadata,
+  provenance), and `10 rows by key`: the read of the shown rows that the id-only searches need;
 - `Retriever dense`, `bm25`, `hybrid`: the project's `Retriever.search` (top 10): the id-only
   searches, weighted RRF, one primary-key query for the shown rows;
 - `hybrid_search`: one `hybrid_search` call with Milvus' RRFRanker (ids only, no per-retriever
@@ -41,7 +43,7 @@ from typing import Any
 import numpy as np
 from latency import CHUNKS_PER_DOC, DIM, Corpus, FixedQueries, unit_vectors
 
-from rag_assets.index.milvus import ANALYZERS, IndexRow, MilvusIndex
+from rag_assets.index.milvus import ANALYZERS, SCALAR_FIELDS, IndexRow, MilvusIndex
 from rag_assets.retrieval.fusion import FusionSettings
 from rag_assets.retrieval.search import Retriever
 
@@ -199,6 +201,15 @@ def measure(index: MilvusIndex, size: int, queries: int, server_pid: int | None)
     calls = {
         "dense IP": dense("dense", "IP"),
         "dense COSINE": dense("dense_cosine", "COSINE"),
+        "dense, shown fields": lambda i: client.search(
+            name,
+            data=[vectors[i].tolist()],
+            anns_field="dense",
+            limit=POOL,
+            output_fields=SCALAR_FIELDS,
+            search_params={"metric_type": "IP"},
+        ),
+        "10 rows by key": lambda i: index.rows_for_hits(name, ranked["dense"][i][:TOP_K]),
         "Retriever dense": retriever(FusionSettings(bm25_weight=0)),
         "Retriever bm25": retriever(FusionSettings(dense_weight=0)),
         "Retriever hybrid": retriever(FusionSettings()),

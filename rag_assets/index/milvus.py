@@ -9,9 +9,9 @@ matching: the dense vector is computed from it and BM25 analyzes it.
 
 Dense index: FLAT (exact) by inner product over unit vectors: rows and queries are L2-normalized
 here, so the inner product is their cosine and ranks as COSINE would. Milvus Lite 3's FLAT is a
-numpy brute force that, for COSINE, normalizes every stored vector again on every search: 30 ms
-of CPU per search against 21 ms for IP at 10,000 rows, the same ranked ids on 100 queries
-(`bench/search_latency.py`). Measured in Milvus Lite 3.2.2 / pymilvus 3.0.2 by
+numpy brute force that, for COSINE, normalizes every stored vector again on every search: 28-30
+ms of CPU per search against 20-21 ms for IP at 10,000 rows (two runs), the same ranked ids on
+every query (`bench/search_latency.py`). Measured in Milvus Lite 3.2.2 / pymilvus 3.0.2 by
 `bench/dense_index_types.py` (40 documents x 100 clustered 384-d rows, each flushed on its own
 so segments merge, recall@10 against brute force, two runs): FLAT 1.000 (10-14 ms/query
 at 7,000 rows on an idle machine), IVF_FLAT .97, HNSW and AUTOINDEX (HNSW when faiss is

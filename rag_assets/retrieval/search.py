@@ -2,9 +2,9 @@
 
 Each retriever runs as its own Milvus search and the lists are fused here by weighted RRF:
 Milvus' hybrid_search returns only the fused list, and `found_by` needs every list's ranks.
-They cost little more than one hybrid_search (`bench/search_latency.py`, CPU per query: 54
-against 50 ms in Milvus Lite at 10,000 rows; 7.6 against 4.8 ms at 10,000 and 20.3 against
-21.9 ms at 100,000 in Milvus' C++ engine), which would still need them for the ranks.
+They cost little more than one hybrid_search (`bench/search_latency.py`, CPU per query: 86
+against 74 ms in Milvus Lite at 10,000 rows; 8.1 against 5.7 ms at 10,000 and 19.5 against
+19.5 ms at 100,000 in Milvus' C++ engine), which would still need them for the ranks.
 """
 
 from __future__ import annotations
