@@ -28,7 +28,11 @@ from rag_assets.normalize.repairs import repair_document
 from rag_assets.normalize.repairs.furniture import retype_furniture
 from rag_assets.normalize.repairs.heading_levels import LEVEL_STATED, recover_heading_levels
 from rag_assets.normalize.repairs.tables import merge_continued_tables
-from rag_assets.normalize.repairs.text import join_hyphenated, remove_cjk_spaces
+from rag_assets.normalize.repairs.text import (
+    join_hyphenated,
+    join_split_words,
+    remove_cjk_spaces,
+)
 from rag_assets.parsers.base import ParsedDocument
 from rag_assets.parsers.pymupdf import PyMuPDFParser
 from rag_assets.tables.to_markdown import table_to_markdown
@@ -457,6 +461,40 @@ def test_hyphenated_line_breaks_joined_compounds_kept() -> None:
     assert joined == 3
 
 
+def test_words_split_by_spaces_joined_where_the_document_spells_them_whole() -> None:
+    elements = [
+        heading("Art icle 3"),
+        heading("Territor ial scope", bbox=None),  # text without layout (a .txt of a PDF)
+        para("The inform ation on its territorial scope. An other article, with in reach."),
+        para("Information is kept; interm ediar y bodies act as intermediary bodies."),
+        para("Another article within the territory; the rest of other articles stand."),
+        para("An article in force is one with a scope."),
+        para("A rare form ula stays split; a unique splitt ing stays too."),
+        para("中 华 inform ation 人民", bbox=None),
+        DocumentElement(type="code", text="inform ation = 1"),
+        table([["Art icle", "Value"], ["x", "y"]], 1),
+    ]
+    out, joined = join_split_words(elements)
+    assert [e.text for e in out[:8]] == [
+        "## Article 3",
+        "## Territorial scope",
+        # Both `an` and `other`, `with` and `in` stand alone elsewhere: real words, kept apart.
+        "The information on its territorial scope. An other article, with in reach.",
+        "Information is kept; intermediary bodies act as intermediary bodies.",
+        "Another article within the territory; the rest of other articles stand.",
+        "An article in force is one with a scope.",
+        # `formula` and `splitting` are never written whole in the document.
+        "A rare form ula stays split; a unique splitt ing stays too.",
+        "中 华 information 人民",
+    ]
+    assert out[8].text == "inform ation = 1"
+    assert out[9].table.grid()[0] == ["Article", "Value"]
+    assert out[9].text == table_to_markdown(out[9].table)
+    assert joined == 6
+    again, rejoined = join_split_words(out)
+    assert again == out and rejoined == 0
+
+
 def test_spaces_between_cjk_characters_removed_latin_spacing_kept() -> None:
     cell_rows = [["公路 技术 等级", "车道数"], ["高速 公路", "八"]]
     elements = [
@@ -496,6 +534,7 @@ def test_repair_document_counts_and_keeps_furniture_out_of_the_markdown() -> Non
     repaired = repair_document(doc)
     assert repaired.metadata["repairs"] == {
         "hyphens_joined": 1,
+        "split_words_joined": 0,
         "cjk_spaces_removed": 0,
         "furniture_restored": 0,
         "furniture_retyped": 2,

@@ -19,12 +19,17 @@ from rag_assets.normalize.repairs.furniture import (
 )
 from rag_assets.normalize.repairs.heading_levels import recover_heading_levels
 from rag_assets.normalize.repairs.tables import merge_continued_tables
-from rag_assets.normalize.repairs.text import join_hyphenated, remove_cjk_spaces
+from rag_assets.normalize.repairs.text import (
+    join_hyphenated,
+    join_split_words,
+    remove_cjk_spaces,
+)
 
 Repair = Callable[[list[DocumentElement]], tuple[list[DocumentElement], int]]
 
 REPAIRS: tuple[tuple[str, Repair], ...] = (
     ("hyphens_joined", join_hyphenated),
+    ("split_words_joined", join_split_words),
     ("cjk_spaces_removed", remove_cjk_spaces),
     ("furniture_restored", restore_lone_furniture),
     ("furniture_retyped", retype_furniture),

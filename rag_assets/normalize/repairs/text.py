@@ -1,8 +1,10 @@
-"""Words the parser broke: hyphenated line breaks, and spaces injected between CJK characters."""
+"""Words the parser broke: hyphenated line breaks, spaces injected inside Latin words, and
+spaces injected between CJK characters."""
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable
 
 from rag_assets.contracts.ir import DocumentElement, TableData
@@ -14,6 +16,12 @@ _VERBATIM_TYPES = frozenset({"code", "formula"})
 # A word broken at a line end: lowercase letter, hyphen, newline, lowercase letter.
 _HYPHEN_BREAK = re.compile(r"([A-Za-z]*[a-z])-\n([a-z][A-Za-z]*)")
 _WORD = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*")
+# A run of Latin letters (accented ones too) between word boundaries; CJK is never a fragment.
+_LATIN = "A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f"
+_LATIN_WORD = re.compile(rf"(?<![\w-])[{_LATIN}]+(?![\w-])")
+# Letter-spacing in a PDF's text layer splits a word in two or three (`Territor ial`,
+# `interm ediar y`); a longer run is text spaced on purpose.
+_MAX_FRAGMENTS = 3
 
 # Ideographs and kana, which Chinese and Japanese write without spaces; Hangul is left out on
 # purpose: Korean separates words with spaces.
@@ -52,6 +60,58 @@ def join_hyphenated(elements: list[DocumentElement]) -> tuple[list[DocumentEleme
         return _HYPHEN_BREAK.subn(join, text)
 
     return _map_prose(elements, fix, paged_only=False)
+
+
+def join_split_words(elements: list[DocumentElement]) -> tuple[list[DocumentElement], int]:
+    """`Territor ial scope` -> `Territorial scope` when the document spells `territorial`
+    unbroken elsewhere and one of the fragments never stands alone as a word in it.
+
+    The document's own words are the dictionary: a fragment that is no word of the document
+    shows the space is spurious, the joined word that it is a split. Two real words (`an
+    other`, `with in`) both stand alone elsewhere and stay apart; a word the document never
+    spells whole stays split.
+    """
+    texts = [text for element in elements for text in _prose_texts(element)]
+    seen: Counter[str] = Counter(m[0].lower() for text in texts for m in _LATIN_WORD.finditer(text))
+    # A fragment counts as a word only where it stands outside every candidate run.
+    in_runs: Counter[str] = Counter(
+        f.lower() for text in texts for _, _, run in _split_spans(text, seen) for f in run
+    )
+    alone = {f: seen[f] - in_runs[f] for f in in_runs}
+
+    def fix(text: str) -> tuple[str, int]:
+        pieces: list[str] = []
+        cursor = count = 0
+        for start, end, fragments in _split_spans(text, seen):
+            if min(alone[f.lower()] for f in fragments) > 0:
+                continue
+            pieces += [text[cursor:start], "".join(fragments)]
+            cursor, count = end, count + 1
+        return "".join(pieces) + text[cursor:], count
+
+    return _map_prose(elements, fix, paged_only=False)
+
+
+def _split_spans(text: str, seen: Counter[str]) -> list[tuple[int, int, list[str]]]:
+    """(start, end, fragments) of runs of words one space apart whose join is a word the
+    document uses, longest run first, left to right."""
+    words = list(_LATIN_WORD.finditer(text))
+    spans: list[tuple[int, int, list[str]]] = []
+    i = 0
+    while i < len(words):
+        for size in range(_MAX_FRAGMENTS, 1, -1):
+            group = words[i : i + size]
+            if len(group) < size or any(
+                text[a.end() : b.start()] != " " for a, b in zip(group, group[1:], strict=False)
+            ):
+                continue
+            fragments = [m[0] for m in group]
+            if seen["".join(fragments).lower()]:
+                spans.append((group[0].start(), group[-1].end(), fragments))
+                i += size - 1
+                break
+        i += 1
+    return spans
 
 
 def remove_cjk_spaces(elements: list[DocumentElement]) -> tuple[list[DocumentElement], int]:
@@ -100,6 +160,16 @@ def _map_prose(
         total += count
         out.append(element.model_copy(update={"text": text}) if count else element)
     return out, total
+
+
+def _prose_texts(element: DocumentElement) -> list[str]:
+    """The texts `_map_prose` would fix in this element."""
+    if element.type in _VERBATIM_TYPES:
+        return []
+    if element.table is None:
+        return [element.text]
+    table = element.table
+    return [cell.text for cell in table.cells] + [table.caption or "", *table.footnotes]
 
 
 def _fix_table(table: TableData, fix: Callable[[str], tuple[str, int]]) -> tuple[TableData, int]:
