@@ -125,7 +125,7 @@ def test_auto_asks_the_llm_for_the_template_and_says_so(tmp_path, monkeypatch):
         settings = Settings(data_dir=tmp_path / "data", template="auto")
         instance = DagsterInstance.ephemeral()
         (outcome,) = ingest(settings, [guide], instance=instance)
-    assert outcome.success and outcome.template == "semantic v3", outcome.summary()
+    assert outcome.success and outcome.template == "semantic v4", outcome.summary()
     assert stub.calls == 1 and stub.requests[0].model == "stub-chat"
     metadata = _materializations(instance, "document_chunks", outcome.doc_id)[
         0

@@ -256,6 +256,21 @@ def test_semantic_oversized_paragraph_splits_at_sentences_with_overlap() -> None
     assert rows[0].start_char == 0
 
 
+@pytest.mark.parametrize(
+    ("overlap", "parts"),
+    [(0, [(0, 3), (3, 5)]), (4, [(0, 3), (2, 5)])],
+)
+def test_semantic_splits_an_oversized_section_into_near_equal_parts(
+    overlap: int, parts: list[tuple[int, int]]
+) -> None:
+    doc = make_doc([("heading", "## B", 2, 1), ("paragraph", " ".join(SENTENCES[:5]), None, 1)])
+    # Heading 2 + five 4-token sentences = 22 > 18: two parts either way. Filled greedily they
+    # would be 4 sentences and a tail of 1, which BM25 ranks first for the section's words.
+    rows = semantic(doc, max_tokens=18, overlap=overlap)
+
+    assert texts(rows) == ["## B\n\n" + " ".join(SENTENCES[a:b]) for a, b in parts]
+
+
 def test_semantic_splits_cjk_paragraph_at_cjk_sentence_ends() -> None:
     doc = make_doc(
         [

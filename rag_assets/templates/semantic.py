@@ -42,7 +42,7 @@ from rag_assets.templates.base import (
     heading_line,
     heading_title,
 )
-from rag_assets.templates.tokens import TokenCounter, pack_runs, token_windows
+from rag_assets.templates.tokens import TokenCounter, balanced_runs, token_windows
 
 _CELL_END = re.compile(r"(?<!\\)\|[ \t]*")  # a table row's cell ends at its unescaped pipe
 
@@ -121,7 +121,7 @@ class SemanticTemplate(ChunkTemplate):
     """
 
     name = "semantic"
-    version = "3"
+    version = "4"
 
     def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]:
         drafts = [
@@ -269,14 +269,14 @@ class SemanticTemplate(ChunkTemplate):
         return pieces
 
     def _pack(self, pieces: list[_Piece], lead: str, counter: TokenCounter) -> list[list[_Piece]]:
-        """Consecutive pieces within the limit, counted after `lead` (as in `_pieces`); a chunk
-        continuing a section opens with the previous chunk's tail."""
+        """Consecutive pieces within the limit, counted after `lead` (as in `_pieces`), in parts
+        of near-equal size; a chunk continuing a section opens with the previous chunk's tail."""
 
         def fits(first: int, last: int) -> bool:
             text = _render(lead, pieces[first : last + 1])
             return counter.count(text) <= self.options.max_tokens
 
-        runs = pack_runs(
+        runs = balanced_runs(
             [piece.tokens for piece in pieces],
             self.options.max_tokens,
             self.options.overlap_tokens,

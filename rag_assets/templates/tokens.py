@@ -145,6 +145,37 @@ def pack_runs(
     return runs
 
 
+def balanced_runs(
+    costs: Sequence[int],
+    max_tokens: int,
+    overlap_tokens: int,
+    fits: Callable[[int, int], bool],
+    base: int = 0,
+) -> list[tuple[int, int]]:
+    """As `pack_runs`, in as few runs, but of near-equal size: the smallest limit that
+    needs no more runs than `max_tokens` does is found by bisection, then the items are
+    packed to it. Greedy filling leaves a small tail part, which BM25's length
+    normalisation favours over the parts that hold a section's substance.
+    """
+    greedy = pack_runs(costs, max_tokens, overlap_tokens, fits, base)
+    if len(greedy) < 2:
+        return greedy
+
+    def count(limit: int) -> int:
+        # Sized by costs alone: the exact count confirms only the packing finally chosen.
+        return len(pack_runs(costs, limit, overlap_tokens, lambda first, last: True, base))
+
+    low, high = min(base + max(costs), max_tokens), max_tokens
+    while low < high:
+        middle = (low + high) // 2
+        if count(middle) <= len(greedy):
+            high = middle
+        else:
+            low = middle + 1
+    balanced = pack_runs(costs, low, overlap_tokens, fits, base)
+    return balanced if len(balanced) == len(greedy) else greedy
+
+
 def token_windows(
     text: str, counter: TokenCounter, max_tokens: int, overlap_tokens: int = 0
 ) -> list[tuple[int, int]]:
