@@ -612,6 +612,7 @@ def test_docling_redp5110_levels_agree_with_numbering(shared_fixtures: Path) -> 
     assert all(e.text.startswith("#" * e.level + " ") for e in after.headings())
     assert after.metadata["repairs"] == {
         "hyphens_joined": 0,
+        "split_words_joined": 0,
         "cjk_spaces_removed": 0,
         "furniture_restored": 0,
         "furniture_retyped": 0,
@@ -882,6 +883,7 @@ def test_normalized_documents_metadata_shows_the_repair_counts(tmp_path: Path) -
     (materialization,) = [m for m in result.asset_materializations_for_node("normalized_documents")]
     assert materialization.metadata["repairs"].value == {
         "hyphens_joined": 0,
+        "split_words_joined": 0,
         "cjk_spaces_removed": 0,
         "furniture_restored": 0,
         "furniture_retyped": 0,
