@@ -271,6 +271,18 @@ def test_semantic_splits_an_oversized_section_into_near_equal_parts(
     assert texts(rows) == ["## B\n\n" + " ".join(SENTENCES[a:b]) for a, b in parts]
 
 
+def test_semantic_paragraph_numbers_stay_with_their_paragraph() -> None:
+    body = "1. Alpha one two three.\n2. Beta one two three.\niv. Gamma one two three."
+    doc = make_doc([("heading", "## N", 2, 1), ("paragraph", body, None, 1)])
+    # Heading 2 + two 5-token numbered sentences = 12: each part opens with its number.
+    rows = semantic(doc, max_tokens=12)
+
+    assert texts(rows) == [
+        "## N\n\n1. Alpha one two three.\n2. Beta one two three.",
+        "## N\n\niv. Gamma one two three.",
+    ]
+
+
 def test_semantic_splits_cjk_paragraph_at_cjk_sentence_ends() -> None:
     doc = make_doc(
         [

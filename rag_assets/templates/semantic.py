@@ -52,6 +52,8 @@ _SECTION_NUMBER = re.compile(r"^(\d+(?:\.\d+)*)\.?\s")
 # A sentence ends at . ! ? before whitespace, or at 。！？ (no space follows in CJK text);
 # closing quotes and brackets stay with their sentence.
 _SENTENCE_END = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s)|[。！？]+[\"'”’)\]」』）]*")
+# A paragraph number ("2.", "3.1.", "iv.") ends in a full stop but opens the sentence after it.
+_ENUMERATOR = re.compile(r"\d{1,3}(?:\.\d{1,3})*\.|[ivxlcIVXLC]{1,6}\.")
 _LIST_ITEM = re.compile(r"^([ \t]*)(?:[-*+•]|\d+[.)])[ \t]")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -410,6 +412,8 @@ def _sentences(text: str) -> list[tuple[int, int]]:
     ends = [m.end() for m in _SENTENCE_END.finditer(text)] + [len(text)]
     for end in ends:
         sentence = text[start:end]
+        if end < len(text) and _ENUMERATOR.fullmatch(sentence.strip()):
+            continue
         if sentence.strip():
             lead = len(sentence) - len(sentence.lstrip())
             spans.append((start + lead, start + len(sentence.rstrip())))
