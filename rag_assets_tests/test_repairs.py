@@ -469,13 +469,14 @@ def test_words_split_by_spaces_joined_where_the_document_spells_them_whole() -> 
         para("Information is kept; interm ediar y bodies act as intermediary bodies."),
         para("Another article within the territory; the rest of other articles stand."),
         para("An article in force is one with a scope."),
+        para("Visual Studio runs VisualStudio.exe, as VisualStudio.dll says."),
         para("A rare form ula stays split; a unique splitt ing stays too."),
         para("中 华 inform ation 人民", bbox=None),
         DocumentElement(type="code", text="inform ation = 1"),
         table([["Art icle", "Value"], ["x", "y"]], 1),
     ]
     out, joined = join_split_words(elements)
-    assert [e.text for e in out[:8]] == [
+    assert [e.text for e in out[:9]] == [
         "## Article 3",
         "## Territorial scope",
         # Both `an` and `other`, `with` and `in` stand alone elsewhere: real words, kept apart.
@@ -483,13 +484,15 @@ def test_words_split_by_spaces_joined_where_the_document_spells_them_whole() -> 
         "Information is kept; intermediary bodies act as intermediary bodies.",
         "Another article within the territory; the rest of other articles stand.",
         "An article in force is one with a scope.",
+        # A capital opens a word: two names, not a split of the identifier.
+        "Visual Studio runs VisualStudio.exe, as VisualStudio.dll says.",
         # `formula` and `splitting` are never written whole in the document.
         "A rare form ula stays split; a unique splitt ing stays too.",
         "中 华 information 人民",
     ]
-    assert out[8].text == "inform ation = 1"
-    assert out[9].table.grid()[0] == ["Article", "Value"]
-    assert out[9].text == table_to_markdown(out[9].table)
+    assert out[9].text == "inform ation = 1"
+    assert out[10].table.grid()[0] == ["Article", "Value"]
+    assert out[10].text == table_to_markdown(out[10].table)
     assert joined == 6
     again, rejoined = join_split_words(out)
     assert again == out and rejoined == 0

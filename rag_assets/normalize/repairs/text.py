@@ -106,7 +106,10 @@ def _split_spans(text: str, seen: Counter[str]) -> list[tuple[int, int, list[str
             ):
                 continue
             fragments = [m[0] for m in group]
-            if seen["".join(fragments).lower()]:
+            # A capital after the first fragment starts a word (`Visual Studio` is no split
+            # of `VisualStudio`), unless the whole run is in capitals (`TERRITOR IAL`).
+            camel = any(f[0].isupper() for f in fragments[1:]) and not "".join(fragments).isupper()
+            if not camel and seen["".join(fragments).lower()]:
                 spans.append((group[0].start(), group[-1].end(), fragments))
                 i += size - 1
                 break
