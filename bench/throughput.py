@@ -10,7 +10,9 @@ tables) and the fixture PDFs when ../shared is there:
   process and split over one parse worker per core, with the peak RSS of each;
 - embed: chunks/s of the bundled model per runtime (FlagEmbedding, ONNX Runtime fp32 and int8)
   and batch size on the corpus's own chunks, with each runtime's cosine agreement with FlagEmbedding;
-- e2e: `rag-assets ingest` of the corpus through every asset (wall time, pages/s, peak RSS);
+- e2e: `rag-assets ingest` of the corpus through every asset (wall time, pages/s, peak RSS), and
+  per asset its summed step seconds and the peak RSS (this process and its parse workers) sampled
+  while one of its steps ran;
 - script: the same library calls with no Dagster (parse, template, embed, Milvus), and the
   ratio of the two (target: e2e at most 1.2x the script);
 - sensor: one inbox scan + change plan over 10,000 files (target: under 2 s).
@@ -19,6 +21,7 @@ tables) and the fixture PDFs when ../shared is there:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import resource
 import shutil
 import sys
@@ -182,6 +185,7 @@ def straight_script(files: list[Path], data_dir: Path) -> tuple[float, int, list
     from rag_assets.parsing import parse_file
     from rag_assets.settings import Settings
     from rag_assets.templates.registry import build_template
+    from rag_assets.templates.select import choose_template
     from rag_assets.templates.tokens import TokenizerCounter
 
     started = time.perf_counter()
@@ -189,13 +193,14 @@ def straight_script(files: list[Path], data_dir: Path) -> tuple[float, int, list
     router = ParserRouter(requested="auto", parse_workers=Settings(data_dir=data_dir).parse_workers)
     embedder = load_embedder(EmbeddingSpec())
     counter = TokenizerCounter.from_model_dir(embedder.resolved.path)
-    template = build_template("semantic")
+    requested = Settings(data_dir=data_dir).template  # the default, as ingest has it
     texts: list[str] = []
     chunks_total = 0
     with MilvusIndex(str(data_dir / "milvus.db")) as index:
         collection = index.ensure_collection(embedder.name, embedder.dimension, embedder.has_sparse)
         for f in files:
             doc = parse_file(f, router).document
+            template = build_template(choose_template(doc, requested, llm=None).template)
             chunks = template.chunk(doc, counter)
             batch = embedder.encode_documents([c.context_text or c.text for c in chunks])
             vectors = embedding_rows([c.chunk_id for c in chunks], batch.dense, batch.sparse)
@@ -205,16 +210,86 @@ def straight_script(files: list[Path], data_dir: Path) -> tuple[float, int, list
     return time.perf_counter() - started, chunks_total, texts
 
 
-def end_to_end(files: list[Path], data_dir: Path) -> tuple[float, int]:
+class RssSampler:
+    """RSS of this process plus its children (the parse workers), every `interval` seconds."""
+
+    def __init__(self, interval: float = 0.1) -> None:
+        import threading
+
+        self.samples: list[tuple[float, int]] = []
+        self._interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        import psutil
+
+        me = psutil.Process()
+        while not self._stop.wait(self._interval):
+            rss = me.memory_info().rss
+            for child in me.children(recursive=True):
+                with contextlib.suppress(psutil.NoSuchProcess):  # a worker ending now
+                    rss += child.memory_info().rss
+            self.samples.append((time.time(), rss))
+
+    def __enter__(self) -> RssSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def per_step(settings, samples: list[tuple[float, int]]) -> list[dict]:
+    """Each asset's summed step seconds over the ingest's runs and the peak sampled RSS in them."""
+    from dagster import DagsterEventType, EventRecordsFilter
+
+    from rag_assets.instance import open_instance
+
+    windows: dict[str, list[tuple[float, float]]] = {}
+    with open_instance(settings) as instance:
+        starts: dict[tuple[str, str], float] = {}
+        for kind in (
+            DagsterEventType.STEP_START,
+            DagsterEventType.STEP_SUCCESS,
+            DagsterEventType.STEP_FAILURE,
+        ):
+            for record in instance.get_event_records(EventRecordsFilter(event_type=kind)):
+                entry = record.event_log_entry
+                key = (entry.run_id, entry.step_key)
+                if kind == DagsterEventType.STEP_START:
+                    starts[key] = entry.timestamp
+                else:
+                    windows.setdefault(entry.step_key, []).append((key, entry.timestamp))
+        rows = []
+        for step, ends in sorted(windows.items()):
+            spans = [(starts[key], end) for key, end in ends if key in starts]
+            peak = max((r for t, r in samples for a, b in spans if a <= t <= b), default=0)
+            rows.append(
+                {
+                    "step": step,
+                    "runs": len(spans),
+                    "seconds": round(sum(b - a for a, b in spans), 1),
+                    "peak_rss_gib": round(peak / 2**30, 2),
+                }
+            )
+    return rows
+
+
+def end_to_end(files: list[Path], data_dir: Path) -> tuple[float, int, list[dict]]:
     from rag_assets.defs.ingest import ingest
     from rag_assets.settings import Settings
 
+    settings = Settings(data_dir=data_dir)
     started = time.perf_counter()
-    outcomes = ingest(Settings(data_dir=data_dir), files, log_level="ERROR")
+    with RssSampler() as sampler:
+        outcomes = ingest(settings, files, log_level="ERROR")
     failed = [o.summary() for o in outcomes if not o.success]
     if failed:
         raise SystemExit("ingest failed:\n" + "\n".join(failed))
-    return time.perf_counter() - started, sum(o.chunks for o in outcomes)
+    seconds = time.perf_counter() - started
+    return seconds, sum(o.chunks for o in outcomes), per_step(settings, sampler.samples)
 
 
 def bench_sensor(root: Path, files: int = 10_000) -> dict:
@@ -282,7 +357,7 @@ def main() -> None:
                 }
             )
         if "e2e" in parts:
-            seconds, chunks = end_to_end(files, work / "e2e")
+            seconds, chunks, steps = end_to_end(files, work / "e2e")
             ratio_rows.append(
                 {
                     "path": "rag-assets ingest (every asset)",
@@ -300,6 +375,8 @@ def main() -> None:
                     " (target <= 1.2); 1,000 pages target: <= 240 s"
                 )
             print()
+        if "e2e" in parts:
+            print("## Ingest per step (summed over the documents' runs)\n" + table(steps) + "\n")
         if "embed" in parts:
             sample = corpus_chunks(files, args.embed_chunks)
             batches = [int(b) for b in args.embed_batches.split(",")]
