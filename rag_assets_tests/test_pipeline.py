@@ -14,6 +14,7 @@ from rag_assets.index.milvus import MilvusIndex
 from rag_assets.retrieval.search import search
 from rag_assets.settings import Settings
 from rag_assets.storage import read_chunks
+from rag_assets.templates import registry
 from rag_assets.templates.registry import register_template
 from rag_assets.templates.semantic import SemanticTemplate
 from rag_assets.templates.spec import SpecTemplate
@@ -174,7 +175,9 @@ class PagesBeyondTheDocument(SemanticTemplate):
         ]
 
 
-def test_a_failed_blocking_check_stops_the_document_before_the_index(tmp_path):
+def test_a_failed_blocking_check_stops_the_document_before_the_index(tmp_path, monkeypatch):
+    # The registry is process-wide: a copy for this test keeps the broken template out of others.
+    monkeypatch.setattr(registry, "_templates", dict(registry._templates))
     register_template("broken_pages", PagesBeyondTheDocument)
     settings = Settings(data_dir=tmp_path, template="broken_pages")
     instance = DagsterInstance.ephemeral()
