@@ -57,6 +57,18 @@ def rows_in_index(data_dir: Path) -> list[dict]:
     return sorted(rows, key=lambda r: r["chunk_id"])
 
 
+def ingest_to_the_end(data_dir: Path, document: Path) -> subprocess.CompletedProcess:
+    """`rag-assets ingest` in its own process, required to succeed."""
+    done = subprocess.run(
+        [CLI, "ingest", "--data-dir", str(data_dir), str(document)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
 def started_steps(instance, run_id: str) -> set[str]:
     return {e.step_key for e in instance.all_logs(run_id, of_type=DagsterEventType.STEP_START)}
 
@@ -97,13 +109,7 @@ def test_kill_9_at_every_step_then_a_rerun_gives_the_rows_of_a_clean_run(tmp_pat
     # step's crash is followed by a run that has to get past what it left.
     crashed = tmp_path / "crashed"
     killed = [kill_at_step(crashed, document, step) for step in PIPELINE]
-    rerun = subprocess.run(
-        [CLI, "ingest", "--data-dir", str(crashed), str(document)],
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    rerun = ingest_to_the_end(crashed, document)
     assert "ok     notes.md" in rerun.stdout
     assert rows_in_index(crashed) == expected
 
@@ -250,13 +256,7 @@ def test_a_launched_run_killed_with_its_code_server_is_failed_and_its_slots_free
         os.kill(worker, signal.SIGKILL)
     assert instance.get_run_by_id(run.run_id).status == DagsterRunStatus.STARTED
 
-    rerun = subprocess.run(
-        [CLI, "ingest", "--data-dir", str(data_dir), str(document)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    rerun = ingest_to_the_end(data_dir, document)
     assert f"ok     {relative_path}" in rerun.stdout
     failed = instance.get_run_by_id(run.run_id)
     assert failed.status == DagsterRunStatus.FAILURE
