@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import random
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from rag_assets.errors import ConfigurationError
@@ -114,11 +116,17 @@ def test_layout_model_sessions_use_one_thread_and_do_not_spin() -> None:
     sessions = _sessions(install_layout_model(threads=1))
     # the layout graph network, the page image features, the table grid
     assert len(sessions) >= 3
+    arenas = []
     for session in sessions:
         options = session.get_session_options()
         assert options.intra_op_num_threads == 1
         assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
-        assert not options.enable_cpu_mem_arena
+        if options.enable_cpu_mem_arena:
+            arenas.append(session)
+            assert not options.enable_mem_pattern
+    # Only the image feature model, whose input is always 300x300, keeps its allocations.
+    assert len(arenas) == 1
+    assert [i.shape[1:] for i in arenas[0].get_inputs()] == [[1, 300, 300]]
 
 
 def _long_report(path: Path) -> None:
@@ -207,3 +215,55 @@ def test_a_dead_worker_fails_the_call_and_the_next_call_gets_fresh_workers() -> 
     with pytest.raises(WorkerDied):
         run_in_workers(2, os._exit, [(1,), (1,)])
     assert run_in_workers(2, pow, [(2, 3), (3, 2)]) == [8, 9]
+
+
+def _worker_pids(workers: int) -> set[int]:
+    """The pool's worker processes: enough slow jobs that every worker takes one."""
+    return set(run_in_workers(workers, _pid_after, [(0.5,)] * workers * 2))
+
+
+def _pid_after(seconds: float) -> int:
+    time.sleep(seconds)
+    return os.getpid()
+
+
+def _gone(pids: set[int], within: float) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if not any(psutil.pid_exists(pid) for pid in pids):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.slow
+def test_idle_workers_stop_and_the_next_call_starts_fresh_ones(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(page_pool.IDLE_SECONDS_ENV, "3")
+    first = _worker_pids(2)
+    # A call that outlasts the idle period is not cut short: the clock starts when it ends.
+    assert run_in_workers(2, _pid_after, [(4.0,), (4.0,)])
+    assert all(psutil.pid_exists(pid) for pid in first)
+    assert _gone(first, within=10), "idle workers were not stopped"
+    second = _worker_pids(2)
+    assert second and not second & first
+    # Used again before the period is out, the workers stay.
+    time.sleep(1)
+    assert run_in_workers(2, pow, [(2, 3), (3, 2)]) == [8, 9]
+    time.sleep(1)
+    assert all(psutil.pid_exists(pid) for pid in second)
+    assert _gone(second, within=10)
+
+
+def test_idle_period_defaults_to_a_minute_and_refuses_nonsense(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(page_pool.IDLE_SECONDS_ENV, raising=False)
+    assert page_pool.idle_timeout() == 60
+    monkeypatch.setenv(page_pool.IDLE_SECONDS_ENV, "0")
+    assert page_pool.idle_timeout() == 0
+    for value in ("-1", "soon", "inf", "nan"):
+        monkeypatch.setenv(page_pool.IDLE_SECONDS_ENV, value)
+        with pytest.raises(ConfigurationError, match=page_pool.IDLE_SECONDS_ENV):
+            page_pool.idle_timeout()

@@ -7,6 +7,14 @@ the core another worker needs; both cores are kept busy by the page pool instead
 (`page_pool.py`). pymupdf.layout has no session options of its own, so its session
 factory is swapped for ours while the model is built (the library's files stay untouched)
 and the model goes in through `pymupdf._get_layout`, the hook pymupdf.layout itself sets.
+
+The library turns ONNX Runtime's memory arena off for every session, so that a long-lived
+process does not keep the peak of its largest page. The image feature model is the
+exception: every page image is resized to its fixed 300x300 input, so it allocates the same
+activations on every call, and without an arena each call maps and zero-fills them afresh
+(~130 MB of page faults a page: a third of a page's CPU went to the kernel). Its session keeps an
+arena without ONNX Runtime's memory pattern, which would hold one more block of planned
+activations for a speed-up this model does not show; its outputs are the same bit for bit.
 """
 
 from __future__ import annotations
@@ -15,10 +23,13 @@ import contextlib
 import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 _lock = threading.Lock()
 _installed: tuple[int, Any] | None = None  # (threads, model)
+# pymupdf.layout's image feature models (feature_imf1.onnx, feature_imf2.onnx): fixed input.
+_FIXED_INPUT_MODEL_PREFIX = "feature_imf"
 
 
 def install_layout_model(threads: int) -> Any:
@@ -53,8 +64,11 @@ def _session_options(threads: int) -> Iterator[None]:
 
     def make_session(model_path: str, providers: list[str] | None = None) -> Any:
         options = ort.SessionOptions()
-        # As the library does: the arena would keep each document's peak allocation for good.
-        options.enable_cpu_mem_arena = False
+        # As the library does: the arena would keep each document's peak allocation for good,
+        # except for a model whose input, hence whose every allocation, is the same each call.
+        fixed_input = Path(model_path).name.startswith(_FIXED_INPUT_MODEL_PREFIX)
+        options.enable_cpu_mem_arena = fixed_input
+        options.enable_mem_pattern = not fixed_input
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")

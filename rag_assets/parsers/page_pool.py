@@ -1,4 +1,4 @@
-"""Worker processes that parse page ranges of PDFs, started once and kept for the process's life.
+"""Worker processes that parse page ranges of PDFs, started once and kept while they are used.
 
 A CLI ingest or a Dagster run parses its documents in one process, one after another; the
 layout model (ONNX, ~0.2 CPU seconds a page) would keep one core busy and leave the other
@@ -6,6 +6,8 @@ idle. Here a PDF's pages are cut into contiguous ranges that spawned workers par
 same time, one model per worker with one ONNX thread each; the caller joins the ranges and
 runs the whole-document passes itself. The workers pay their imports and model load once
 (seconds) and serve every later document of the process; a small PDF never starts them.
+Each worker holds ~0.5 GiB, so workers left idle for RAG_ASSETS_PARSE_WORKERS_IDLE_S
+seconds (default 60) are stopped, and the next long PDF starts them again.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, TypeVar
 
+from rag_assets.errors import ConfigurationError
+
 # Below this many pages a PDF is parsed in the calling process: starting the workers costs
 # more than the second core would save, and a range of a few pages is mostly fixed costs.
 MIN_SPLIT_PAGES = 16
@@ -28,9 +32,14 @@ MIN_RANGE_PAGES = 4
 # Several ranges per worker even out pages of unequal cost (tables against plain text).
 RANGES_PER_WORKER = 4
 
+IDLE_SECONDS_ENV = "RAG_ASSETS_PARSE_WORKERS_IDLE_S"
+DEFAULT_IDLE_SECONDS = 60.0
+
 _lock = threading.Lock()
 _pool: ProcessPoolExecutor | None = None
 _pool_workers = 0
+_calls_in_flight = 0
+_idle_timer: threading.Timer | None = None  # the clock started when the last call ended
 
 T = TypeVar("T")
 
@@ -88,7 +97,8 @@ def run_in_workers(
     pool with it, so the pool is dropped (the next call starts a fresh one) and WorkerDied
     is raised.
     """
-    pool = _shared_pool(workers)
+    idle_seconds = idle_timeout()
+    pool = _check_out(workers)
     futures = []
     try:
         futures = [pool.submit(task, *job) for job in jobs]
@@ -101,10 +111,27 @@ def run_in_workers(
         for future in futures:
             future.cancel()
         raise
+    finally:
+        _check_in(pool, idle_seconds)
 
 
-def _shared_pool(workers: int) -> ProcessPoolExecutor:
-    global _pool, _pool_workers
+def idle_timeout() -> float:
+    """Seconds the workers may sit idle before they are stopped (RAG_ASSETS_PARSE_WORKERS_IDLE_S)."""
+    value = os.environ.get(IDLE_SECONDS_ENV, "").strip()
+    if not value:
+        return DEFAULT_IDLE_SECONDS
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds < math.inf:
+        raise ConfigurationError(f"{IDLE_SECONDS_ENV} must be 0 or more seconds, not {value!r}")
+    return seconds
+
+
+def _check_out(workers: int) -> ProcessPoolExecutor:
+    """The shared pool, started if needed, counted busy until `_check_in`."""
+    global _pool, _pool_workers, _calls_in_flight
     with _lock:
         if _pool is not None and _pool_workers != workers:
             _pool.shutdown(wait=False, cancel_futures=True)
@@ -117,7 +144,42 @@ def _shared_pool(workers: int) -> ProcessPoolExecutor:
                 initializer=_init_worker,
             )
             _pool_workers = workers
+        _cancel_idle_timer()
+        _calls_in_flight += 1
         return _pool
+
+
+def _check_in(pool: ProcessPoolExecutor, idle_seconds: float) -> None:
+    """One call fewer in flight; the last one out starts the idle clock."""
+    global _calls_in_flight, _idle_timer
+    with _lock:
+        _calls_in_flight -= 1
+        if _calls_in_flight or _pool is not pool:
+            return
+        _cancel_idle_timer()
+        timer = threading.Timer(idle_seconds, lambda: _stop_if_idle(pool, timer))
+        # A daemon thread: a process about to exit does not wait for the clock.
+        timer.daemon = True
+        _idle_timer = timer
+        timer.start()
+
+
+def _stop_if_idle(pool: ProcessPoolExecutor, timer: threading.Timer) -> None:
+    """Stop the workers unless a call came (and maybe went, starting a new clock) meanwhile."""
+    global _pool, _idle_timer
+    with _lock:
+        if _idle_timer is not timer or _calls_in_flight or _pool is not pool:
+            return
+        _pool, _idle_timer = None, None
+    pool.shutdown(wait=True)
+
+
+def _cancel_idle_timer() -> None:
+    """Called with the lock held."""
+    global _idle_timer
+    if _idle_timer is not None:
+        _idle_timer.cancel()
+        _idle_timer = None
 
 
 def _discard(pool: ProcessPoolExecutor) -> None:
@@ -143,5 +205,6 @@ def shutdown() -> None:
     global _pool
     with _lock:
         pool, _pool = _pool, None
+        _cancel_idle_timer()
     if pool is not None:
         pool.shutdown(wait=True)
