@@ -13,6 +13,7 @@ from rag_assets.contracts.chunk import ChunkRow, chunk_id_for
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.llm import LLMClient, LLMSettings
 from rag_assets.parsers.base import ParsedDocument
+from rag_assets.templates.choice_cache import ChoiceCache
 from rag_assets.templates.qa.llm_structure import PROMPT, PROMPT_VERSION, TRUNCATED_NOTE
 from rag_assets.templates.qa_pairs import (
     FALLBACK_NOTE,
@@ -423,3 +424,43 @@ def test_without_auto_or_a_client_no_llm_is_asked(stub):
     assert choose_template(doc, "fixed", llm=client) == TemplateChoice("fixed", "configured")
     assert choose_template(doc, "auto") == TemplateChoice("clauses", CLAUSE_MARKERS)
     assert stub.calls == 0
+
+
+def test_the_llm_choice_is_cached_by_document_model_and_asked_again_when_one_changes(
+    stub, tmp_path
+):
+    cache = ChoiceCache(tmp_path / "templates")
+    stub.default = Behaviour(text=guess("qa_pairs", 0.9))
+    doc = make_doc(ENQUIRIES)
+    first = choose_template(doc, "auto", llm=client_for(stub), cache=cache)
+    assert (first.template, first.cached, stub.calls) == ("qa_pairs", False, 1)
+
+    # The same document again, from another client (another run): the stored guess, no call.
+    again = choose_template(doc, "auto", llm=client_for(stub), cache=cache)
+    assert again == TemplateChoice(first.template, first.reason, cached=True)
+    assert stub.calls == 1
+    # The guess is stored, not the verdict: a stricter threshold re-judges it without a call.
+    strict = choose_template(doc, "auto", llm=client_for(stub), min_confidence=0.95, cache=cache)
+    assert (strict.template, strict.cached, stub.calls) == ("semantic", True, 1)
+
+    edited = make_doc([*ENQUIRIES, ("paragraph", "Question: Who inspects the drains?", None, 2)])
+    assert not choose_template(edited, "auto", llm=client_for(stub), cache=cache).cached
+    assert stub.calls == 2
+    other_model = client_for(stub, model="chat-n")
+    assert not choose_template(doc, "auto", llm=other_model, cache=cache).cached
+    assert stub.calls == 3 and stub.requests[-1].model == "chat-n"
+
+
+def test_a_failed_or_invalid_answer_is_not_cached(stub, tmp_path):
+    cache = ChoiceCache(tmp_path / "templates")
+    doc = make_doc(CLAUSES)
+    stub.enqueue(Behaviour(text="no JSON here"), Behaviour(status=400))
+    for _ in range(2):
+        choice = choose_template(doc, "auto", llm=client_for(stub), cache=cache)
+        assert choice.template == "clauses" and "LLM failed" in choice.reason
+    assert not list((tmp_path / "templates").rglob("*.json"))
+
+    stub.default = Behaviour(text=guess("semantic", 0.8))
+    assert choose_template(doc, "auto", llm=client_for(stub), cache=cache).template == "semantic"
+    assert choose_template(doc, "auto", llm=client_for(stub), cache=cache).cached
+    assert stub.calls == 3

@@ -4,10 +4,13 @@ The markers decide (question, clause, spec patterns), unless an LLM client is gi
 the model classifies a short excerpt (title, headings, the text's start) into one of the
 registered templates, and its choice stands when its confidence reaches `min_confidence`.
 Otherwise the markers' choice stands, its reason saying what the LLM said or why it failed.
+With a cache, the model's guess is kept per document content, selector version and model, so
+re-materializing an unchanged document asks nothing.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 
@@ -16,6 +19,7 @@ from pydantic import BaseModel, Field
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.llm import LLMClient, LLMError
 from rag_assets.templates.base import heading_title
+from rag_assets.templates.choice_cache import CachedGuess, ChoiceCache, choice_key
 from rag_assets.templates.numbering import marker_at
 from rag_assets.templates.qa.markers import question_start
 from rag_assets.templates.registry import available_templates
@@ -34,6 +38,9 @@ SPEC_MIN_NUMBERED_HEADINGS = 3
 SPEC_MIN_TABLES = 2
 SPEC_MIN_SCORE = 2
 
+# Bump on any change to what the model is asked (CLASSIFY_PROMPT, TEMPLATE_DESCRIPTIONS, the
+# excerpt): it is part of the choice cache's key.
+SELECTOR_VERSION = "select-v1"
 # What the LLM sees of a document.
 EXCERPT_CHARS = 3000
 EXCERPT_HEADINGS = 40
@@ -65,6 +72,7 @@ The text begins:
 class TemplateChoice:
     template: str
     reason: str
+    cached: bool = False  # the LLM's guess came from the choice cache: no call was made
 
 
 def _auto(doc: StandardizedDocument) -> TemplateChoice:
@@ -128,6 +136,7 @@ def choose_template(
     requested: str,
     llm: LLMClient | None = None,
     min_confidence: float = 0.7,
+    cache: ChoiceCache | None = None,
 ) -> TemplateChoice:
     if requested != "auto":
         return TemplateChoice(requested, "configured")
@@ -136,27 +145,64 @@ def choose_template(
         choice = TemplateChoice(
             "semantic", f"{choice.reason}, but {choice.template!r} is not installed"
         )
-    return choice if llm is None else _ask_llm(doc, llm, choice, min_confidence)
+    return choice if llm is None else _ask_llm(doc, llm, choice, min_confidence, cache)
+
+
+def document_sha256(doc: StandardizedDocument) -> str:
+    """The content hash of the document as the selector sees it (tables in their markdown)."""
+    return hashlib.sha256(doc.model_dump_json().encode()).hexdigest()
+
+
+def _guess(
+    doc: StandardizedDocument, llm: LLMClient, names: list[str], cache: ChoiceCache | None
+) -> tuple[TemplateGuess, bool]:
+    """The model's guess and whether it came from `cache`; raises LLMError when the call fails."""
+    sha, model = document_sha256(doc), llm.settings.model or ""
+    key = choice_key(sha, model, SELECTOR_VERSION, names)
+    if cache is not None and (hit := cache.get(key)) is not None:
+        return TemplateGuess(
+            template=hit.template, confidence=hit.confidence, reason=hit.reason
+        ), True
+    messages = [{"role": "user", "content": _classify_prompt(doc, names)}]
+    guess = llm.chat_json(messages, TemplateGuess)
+    if cache is not None:
+        cache.put(
+            CachedGuess(
+                document_sha256=sha,
+                model=model,
+                selector_version=SELECTOR_VERSION,
+                templates=names,
+                **guess.model_dump(),
+            )
+        )
+    return guess, False
 
 
 def _ask_llm(
-    doc: StandardizedDocument, llm: LLMClient, regex: TemplateChoice, min_confidence: float
+    doc: StandardizedDocument,
+    llm: LLMClient,
+    regex: TemplateChoice,
+    min_confidence: float,
+    cache: ChoiceCache | None,
 ) -> TemplateChoice:
     """The LLM's choice when it is sure enough of a registered template; else `regex`."""
     names = available_templates()
-    messages = [{"role": "user", "content": _classify_prompt(doc, names)}]
     try:
-        guess = llm.chat_json(messages, TemplateGuess)
+        guess, cached = _guess(doc, llm, names, cache)
     except LLMError as error:
         return TemplateChoice(regex.template, f"{regex.reason} (LLM failed: {error.reason})")
     said = f"LLM said {guess.template} at {guess.confidence:g}"
     if guess.template not in names:
-        return TemplateChoice(regex.template, f"{regex.reason} ({said}, not a registered template)")
+        reason = f"{regex.reason} ({said}, not a registered template)"
+        return TemplateChoice(regex.template, reason, cached)
     if guess.confidence < min_confidence:
-        return TemplateChoice(regex.template, f"{regex.reason} ({said}, below {min_confidence:g})")
+        reason = f"{regex.reason} ({said}, below {min_confidence:g})"
+        return TemplateChoice(regex.template, reason, cached)
     reason = " ".join(guess.reason.split())[:REASON_MAX_CHARS]
     return TemplateChoice(
-        guess.template, f"llm: {reason} ({guess.template} at {guess.confidence:g}; {regex.reason})"
+        guess.template,
+        f"llm: {reason} ({guess.template} at {guess.confidence:g}; {regex.reason})",
+        cached,
     )
 
 

@@ -34,6 +34,7 @@ from rag_assets.tables.models import TableMarkdown
 from rag_assets.tables.structure import structure_markdown, with_table_markdown
 from rag_assets.tables.vision import vision_markdown
 from rag_assets.templates.base import link_neighbours
+from rag_assets.templates.choice_cache import ChoiceCache
 from rag_assets.templates.registry import build_template, templates_version
 from rag_assets.templates.select import choose_template
 
@@ -120,7 +121,9 @@ def document_chunks(
     plan = collections.plan(doc.source_path)
     client = llm.client()
     calls_before = client.usage.calls if client else 0
-    choice = choose_template(doc, plan.template, llm=client)
+    choice = choose_template(
+        doc, plan.template, llm=client, cache=ChoiceCache(Path(llm.cache_dir) / "templates")
+    )
     try:
         template = build_template(choice.template, plan.options, llm=client)
     except ConfigurationError as error:
@@ -146,6 +149,8 @@ def document_chunks(
         metadata={
             "template": f"{template.name} v{template.version}",
             "template_reason": choice.reason,
+            # The LLM's guess was read from <data dir>/cache/templates: no call was made for it.
+            "template_choice_cached": choice.cached,
             "llm_calls": (client.usage.calls - calls_before) if client else 0,
             "collection": plan.collection or "(settings)",
             "template_options": MetadataValue.json(template.options.model_dump()),
