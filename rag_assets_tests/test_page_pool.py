@@ -13,7 +13,7 @@ import pytest
 
 from rag_assets.errors import ConfigurationError
 from rag_assets.normalize.adapt import to_ir
-from rag_assets.parsers import page_pool
+from rag_assets.parsers import layout_model, page_pool
 from rag_assets.parsers.layout_model import install_layout_model
 from rag_assets.parsers.page_pool import (
     MIN_RANGE_PAGES,
@@ -127,6 +127,37 @@ def test_layout_model_sessions_use_one_thread_and_do_not_spin() -> None:
     # Only the image feature model, whose input is always 300x300, keeps its allocations.
     assert len(arenas) == 1
     assert [i.shape[1:] for i in arenas[0].get_inputs()] == [[1, 300, 300]]
+
+
+@pytest.mark.slow
+def test_the_image_model_runs_its_prelus_as_leaky_relus_with_the_same_outputs() -> None:
+    import numpy as np
+    import onnx
+    import onnxruntime as ort
+    import pymupdf
+    from pymupdf.layout.onnx import BoxRFDGNN
+
+    path = str(Path(BoxRFDGNN.__file__).parents[1] / "resources/onnx/feature_imf1.onnx")
+    rewritten = layout_model._with_leaky_relu(path)
+    ops = [node.op_type for node in onnx.load_from_string(rewritten).graph.node]
+    original_ops = [node.op_type for node in onnx.load(path).graph.node]
+    assert "PRelu" not in ops and ops.count("LeakyRelu") == original_ops.count("PRelu") > 20
+
+    with pymupdf.open() as doc:
+        page = doc.new_page()
+        page.insert_text((72, 72), "Register map", fontsize=18)
+        page.insert_textbox(pymupdf.Rect(72, 100, 520, 700), " ".join(WORDS * 60), fontsize=10)
+        pix = page.get_pixmap(dpi=36)
+    gray = np.frombuffer(pix.samples, np.uint8).reshape(pix.height, pix.width, pix.n)[..., 0]
+    image = np.zeros((1, 1, 300, 300), np.float32)
+    image[0, 0, : min(300, pix.height), : min(300, pix.width)] = gray[:300, :300] / 255
+    outputs = [
+        ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, {"input": image})
+        for model in (path, rewritten)
+    ]
+    for before, after in zip(*outputs, strict=True):
+        # Fused into the convolutions, the same arithmetic in another order.
+        np.testing.assert_allclose(after, before, rtol=0, atol=1e-4)
 
 
 def _long_report(path: Path) -> None:

@@ -15,6 +15,9 @@ activations on every call, and without an arena each call maps and zero-fills th
 (~130 MB of page faults a page: a third of a page's CPU went to the kernel). Its session keeps an
 arena without ONNX Runtime's memory pattern, which would hold one more block of planned
 activations for a speed-up this model does not show; its outputs are the same bit for bit.
+Its 26 PRelus, each with a single slope, are given to ONNX Runtime as the LeakyRelus they
+are, which it fuses into the convolutions before them (~10 ms a page less); the outputs
+move by 1e-5 at most, and the layout of the generated corpus and the fixtures is unchanged.
 """
 
 from __future__ import annotations
@@ -72,7 +75,8 @@ def _session_options(threads: int) -> Iterator[None]:
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        return ort.InferenceSession(model_path, sess_options=options, providers=providers)
+        model = _with_leaky_relu(model_path) if fixed_input else model_path
+        return ort.InferenceSession(model, sess_options=options, providers=providers)
 
     # Each module bound the factory by name at import (`from .common_util import make_session`).
     modules = [
@@ -88,3 +92,39 @@ def _session_options(threads: int) -> Iterator[None]:
     finally:
         for module in modules:
             module.make_session = library_factory
+
+
+def _with_leaky_relu(model_path: str) -> bytes:
+    """The model with each single-slope PRelu written as the LeakyRelu it is.
+
+    ONNX Runtime fuses a LeakyRelu into the convolution before it and runs a PRelu as a pass
+    of its own over the activations; the image model has one after nearly every
+    convolution.
+    """
+    import onnx
+    from onnx import helper, numpy_helper
+
+    model = onnx.load(model_path)
+    constants = {t.name: t for t in model.graph.initializer}
+    constants.update(
+        (node.output[0], node.attribute[0].t)
+        for node in model.graph.node
+        if node.op_type == "Constant" and node.attribute[0].name == "value"
+    )
+    nodes = []
+    for node in model.graph.node:
+        slope = constants.get(node.input[1]) if node.op_type == "PRelu" else None
+        if slope is not None and numpy_helper.to_array(slope).size == 1:
+            alpha = float(numpy_helper.to_array(slope).reshape(()))
+            node = helper.make_node(
+                "LeakyRelu", [node.input[0]], list(node.output), name=node.name, alpha=alpha
+            )
+        nodes.append(node)
+    del model.graph.node[:]
+    model.graph.node.extend(nodes)
+    # The slopes are no one's input now (ONNX Runtime would warn about each).
+    used = {name for node in nodes for name in node.input}
+    kept = [t for t in model.graph.initializer if t.name in used]
+    del model.graph.initializer[:]
+    model.graph.initializer.extend(kept)
+    return model.SerializeToString()
