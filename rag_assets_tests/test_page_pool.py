@@ -124,9 +124,12 @@ def test_layout_model_sessions_use_one_thread_and_do_not_spin() -> None:
         if options.enable_cpu_mem_arena:
             arenas.append(session)
             assert not options.enable_mem_pattern
-    # Only the image feature model, whose input is always 300x300, keeps its allocations.
-    assert len(arenas) == 1
-    assert [i.shape[1:] for i in arenas[0].get_inputs()] == [[1, 300, 300]]
+    # Only the page image and table crop models, whose inputs are always resized to the
+    # same size, keep their allocations; the graph network's inputs vary with the page.
+    assert sorted(i.shape[1:] for s in arenas for i in s.get_inputs()) == [
+        [1, 300, 300],
+        [3, 360, 300],
+    ]
 
 
 @pytest.mark.slow
@@ -138,7 +141,7 @@ def test_the_image_model_runs_its_prelus_as_leaky_relus_with_the_same_outputs() 
     from pymupdf.layout.onnx import BoxRFDGNN
 
     path = str(Path(BoxRFDGNN.__file__).parents[1] / "resources/onnx/feature_imf1.onnx")
-    rewritten = layout_model._with_leaky_relu(path)
+    rewritten = layout_model._with_leaky_relu(onnx.load(path))
     ops = [node.op_type for node in onnx.load_from_string(rewritten).graph.node]
     original_ops = [node.op_type for node in onnx.load(path).graph.node]
     assert "PRelu" not in ops and ops.count("LeakyRelu") == original_ops.count("PRelu") > 20

@@ -9,15 +9,16 @@ factory is swapped for ours while the model is built (the library's files stay u
 and the model goes in through `pymupdf._get_layout`, the hook pymupdf.layout itself sets.
 
 The library turns ONNX Runtime's memory arena off for every session, so that a long-lived
-process does not keep the peak of its largest page. The image feature model is the
-exception: every page image is resized to its fixed 300x300 input, so it allocates the same
-activations on every call, and without an arena each call maps and zero-fills them afresh
-(~130 MB of page faults a page: a third of a page's CPU went to the kernel). Its session keeps an
-arena without ONNX Runtime's memory pattern, which would hold one more block of planned
-activations for a speed-up this model does not show; its outputs are the same bit for bit.
-Its 26 PRelus, each with a single slope, are given to ONNX Runtime as the LeakyRelus they
-are, which it fuses into the convolutions before them (~10 ms a page less); the outputs
-move by 1e-5 at most, and the layout of the generated corpus and the fixtures is unchanged.
+process does not keep the peak of its largest page. The image feature and table grid models
+are the exception: every page image and table crop is resized to their fixed input, so they
+allocate the same activations on every call, and without an arena each call maps and
+zero-fills them afresh (~130 MB of page faults a page: a third of a page's CPU went to the
+kernel). Their sessions keep an arena without ONNX Runtime's memory pattern, which would hold
+one more block of planned activations for a speed-up these models do not show; their
+outputs are the same bit for bit. The image model's 26 PRelus, each with a single slope, are
+given to ONNX Runtime as the LeakyRelus they are, which it fuses into the convolutions before
+them (~10 ms a page less); its outputs move by 1e-5 at most, and the layout of the generated
+corpus and the fixtures is unchanged.
 """
 
 from __future__ import annotations
@@ -26,13 +27,10 @@ import contextlib
 import sys
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 _lock = threading.Lock()
 _installed: tuple[int, Any] | None = None  # (threads, model)
-# pymupdf.layout's image feature models (feature_imf1.onnx, feature_imf2.onnx): fixed input.
-_FIXED_INPUT_MODEL_PREFIX = "feature_imf"
 
 
 def install_layout_model(threads: int) -> Any:
@@ -66,17 +64,21 @@ def _session_options(threads: int) -> Iterator[None]:
     library_factory = common_util.make_session
 
     def make_session(model_path: str, providers: list[str] | None = None) -> Any:
+        import onnx
+
+        model = onnx.load(model_path)
         options = ort.SessionOptions()
         # As the library does: the arena would keep each document's peak allocation for good,
         # except for a model whose input, hence whose every allocation, is the same each call.
-        fixed_input = Path(model_path).name.startswith(_FIXED_INPUT_MODEL_PREFIX)
+        fixed_input = _has_fixed_input(model)
         options.enable_cpu_mem_arena = fixed_input
         options.enable_mem_pattern = not fixed_input
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        model = _with_leaky_relu(model_path) if fixed_input else model_path
-        return ort.InferenceSession(model, sess_options=options, providers=providers)
+        return ort.InferenceSession(
+            _with_leaky_relu(model), sess_options=options, providers=providers
+        )
 
     # Each module bound the factory by name at import (`from .common_util import make_session`).
     modules = [
@@ -94,17 +96,26 @@ def _session_options(threads: int) -> Iterator[None]:
             module.make_session = library_factory
 
 
-def _with_leaky_relu(model_path: str) -> bytes:
+def _has_fixed_input(model: Any) -> bool:
+    """Whether each input's shape is fixed but for its first, batch, dimension (pymupdf.layout
+    always passes one page or one table): the page image and table crop models, resized to
+    their input, unlike the graph network's boxes and edges."""
+    initializers = {t.name for t in model.graph.initializer}
+    inputs = [i for i in model.graph.input if i.name not in initializers]
+    return bool(inputs) and all(
+        all(d.HasField("dim_value") for d in i.type.tensor_type.shape.dim[1:]) for i in inputs
+    )
+
+
+def _with_leaky_relu(model: Any) -> bytes:
     """The model with each single-slope PRelu written as the LeakyRelu it is.
 
     ONNX Runtime fuses a LeakyRelu into the convolution before it and runs a PRelu as a pass
     of its own over the activations; the image model has one after nearly every
     convolution.
     """
-    import onnx
     from onnx import helper, numpy_helper
 
-    model = onnx.load(model_path)
     constants = {t.name: t for t in model.graph.initializer}
     constants.update(
         (node.output[0], node.attribute[0].t)
