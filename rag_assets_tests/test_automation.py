@@ -1,5 +1,8 @@
 """The refresh schedule and the inbox sensor on a real instance: only stale steps are requested."""
 
+import threading
+import time
+
 import pytest
 import yaml
 from dagster import AssetKey, DagsterInstance, build_schedule_context, build_sensor_context
@@ -65,3 +68,111 @@ def test_the_inbox_sensor_reports_file_versions_for_the_stale_status(tmp_path):
     assert [r.partition_key for r in result.run_requests] == list(
         {e.partition for e in result.asset_events if e.partition}
     )
+
+
+PIPELINE_BELOW_RAW = [
+    "parsed_documents",
+    "normalized_documents",
+    "table_markdown",
+    "document_chunks",
+    "chunk_embeddings",
+    "vector_index",
+]
+
+
+def _requested(result, key: str) -> list[str]:
+    return [a for a in PIPELINE_BELOW_RAW if key in result.get_requested_partitions(AssetKey(a))]
+
+
+def _waiting_for(instance, pool: str, run_id: str) -> bool:
+    pending = instance.event_log_storage.get_concurrency_info(pool).pending_steps
+    return any(step.run_id == run_id for step in pending)
+
+
+def test_automation_requests_nothing_a_running_inbox_run_does_and_reacts_after_it(
+    tmp_path, monkeypatch
+):
+    from dagster import DagsterRun, DagsterRunStatus, evaluate_automation_conditions
+    from dagster._core.definitions.declarative_automation.automation_condition_evaluator import (
+        AutomationConditionEvaluator,
+    )
+    from dagster._core.utils import make_new_run_id
+
+    from rag_assets.defs.jobs import INGEST_JOB
+    from rag_assets.instance import open_instance
+
+    settings = Settings(data_dir=tmp_path / "data")
+    settings.inbox_dir.mkdir(parents=True)
+    (settings.inbox_dir / "pumps.md").write_text("# Pumps\n\n## Priming\n\nPrime the pump first.\n")
+    instance = open_instance(settings)  # the repository's instance: pools of one slot
+    defs = build_defs(settings)
+    storage = instance.event_log_storage
+    # Another run holds the milvus slot: the inbox run stops before vector_index until it is freed.
+    holder = instance.add_run(
+        DagsterRun(job_name=INGEST_JOB, run_id=make_new_run_id(), status=DagsterRunStatus.STARTED)
+    )
+    storage.initialize_concurrency_limit_to_default("milvus")
+    assert storage.claim_concurrency_slot("milvus", holder.run_id, "vector_index").is_claimed
+
+    cursor = evaluate_automation_conditions(defs, instance).cursor
+    inbox_sensor = defs.get_sensor_def("inbox_sensor")
+    result = inbox_sensor(build_sensor_context(instance=instance, resources=defs.resources))
+    (add,) = result.dynamic_partitions_requests
+    instance.add_dynamic_partitions(add.partitions_def_name, list(add.partition_keys))
+    (request,) = result.run_requests
+    key = request.partition_key
+    cursor = evaluate_automation_conditions(defs, instance, cursor=cursor).cursor
+
+    # The run the daemon would launch for the request, executed here in a thread.
+    runs = []
+    job = defs.resolve_job_def(INGEST_JOB)
+    worker = threading.Thread(
+        target=lambda: runs.append(
+            job.execute_in_process(
+                partition_key=key,
+                instance=instance,
+                tags=request.tags,
+                asset_selection=request.asset_selection,
+                raise_on_error=False,
+            )
+        )
+    )
+    worker.start()
+    deadline = time.monotonic() + 600
+    while not any(
+        _waiting_for(instance, "milvus", r.run_id)
+        for r in instance.get_runs()
+        if r.run_id != holder.run_id
+    ):
+        assert worker.is_alive() and time.monotonic() < deadline, "the run never reached the pool"
+        time.sleep(0.1)
+    result = evaluate_automation_conditions(defs, instance, cursor=cursor)
+    assert _requested(result, key) == []
+    cursor = result.cursor
+
+    # A tick reads updates from a snapshot taken as it starts and in-progress status live: the
+    # run's last step ending in between is the interleaving that requested steps a second time.
+    prefetch = AutomationConditionEvaluator.prefetch
+
+    def prefetch_then_let_the_run_finish(evaluator):
+        prefetch(evaluator)
+        storage.free_concurrency_slots_for_run(holder.run_id)
+        worker.join(timeout=600)
+
+    monkeypatch.setattr(AutomationConditionEvaluator, "prefetch", prefetch_then_let_the_run_finish)
+    result = evaluate_automation_conditions(defs, instance, cursor=cursor)
+    monkeypatch.undo()
+    (run,) = runs
+    assert run.success
+    assert _requested(result, key) == []
+    result = evaluate_automation_conditions(defs, instance, cursor=result.cursor)
+    assert _requested(result, key) == []
+
+    # A real change once the run is over: parsed_documents alone materialized again (as from
+    # the UI) flows down in one run.
+    reparse = defs.resolve_implicit_global_asset_job_def().execute_in_process(
+        partition_key=key, instance=instance, asset_selection=[AssetKey("parsed_documents")]
+    )
+    assert reparse.success
+    result = evaluate_automation_conditions(defs, instance, cursor=result.cursor)
+    assert _requested(result, key) == PIPELINE_BELOW_RAW[1:]

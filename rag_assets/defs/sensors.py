@@ -16,7 +16,7 @@ from dagster import (
     sensor,
 )
 
-from rag_assets.defs.incremental import changed_observations
+from rag_assets.defs.incremental import PIPELINE, changed_observations
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import (
     CollectionsResource,
@@ -98,7 +98,12 @@ def build_inbox_sensor(job, minimum_interval_seconds: int = 30):
         return SensorResult(
             run_requests=[
                 RunRequest(
-                    run_key=f"{key}:{sha}", partition_key=key, tags={"rag_assets/sha256": sha}
+                    run_key=f"{key}:{sha}",
+                    partition_key=key,
+                    # Named, not implied by the job: automation then knows this run executes
+                    # every step below a parent it updates, and requests none of them again.
+                    asset_selection=[AssetKey(a) for a in PIPELINE],
+                    tags={"rag_assets/sha256": sha},
                 )
                 for key, sha in plan.runs
             ],
