@@ -1,18 +1,15 @@
-"""The search API's Milvus calls in Milvus Lite 3 and in Milvus' C++ engine, on the same rows.
+"""The search API's Milvus calls, one by one, in Milvus Lite or on a Milvus server.
 
     .venv/bin/python bench/search_latency.py [--sizes 10000,100000] [--queries 100]
         [--uri http://127.0.0.1:19530] [--db DIR]
 
-Without `--uri` the engine is Milvus Lite 3 (the project's default, in `--db` or a temporary
-folder); with it, the Milvus server at that address. bench/README.md says how to run Milvus'
-own C++ engine on this machine without Docker (the binary inside the milvus-lite 2.5.1 wheel).
+Without `--uri` the engine is Milvus Lite (the project's default, in `--db` or a temporary
+folder); with it, the Milvus server at that address.
 
 Rows and queries are `bench/latency.py`'s (Zipf-weighted English, one chunk in ten Chinese,
 random unit vectors, 3-6 word queries); query vectors are precomputed, so no model runs. The
 collection has the project's fields, jieba BM25 function and FLAT / SPARSE_INVERTED indexes,
-but no nullable field and no collection property (Milvus Lite 2.5 refuses the first and
-drops the second), plus a second copy of the vectors under a COSINE index. Per query, median
-and p95 of:
+plus a second copy of the vectors under a COSINE index. Per query, median and p95 of:
 
 - `dense IP` / `dense COSINE`: one dense search (20 candidates, ids only) on the project's
   index (inner product over unit vectors) and on the COSINE copy; their ranked ids must agree;
@@ -23,8 +20,9 @@ and p95 of:
 - `hybrid_search`: one `hybrid_search` call with Milvus' RRFRanker (ids only, no per-retriever
   ranks, which `found_by` needs) plus the same row query: what fusing in Milvus would cost.
 
-`CPU ms` is the mean CPU time per call of this process plus, with `--server-pid`, the server's
-(from /proc): on a shared machine, what a call costs on an idle core.
+`CPU ms` is the mean CPU time per call of this process and Milvus Lite's engine (its child)
+plus, with `--server-pid`, the server's (from /proc): on a shared machine, what a call costs on
+an idle core.
 """
 
 from __future__ import annotations
@@ -41,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from latency import CHUNKS_PER_DOC, DIM, Corpus, FixedQueries, unit_vectors
+from latency import CHUNKS_PER_DOC, DIM, Corpus, FixedQueries, cpu_seconds, unit_vectors
 
 from rag_assets.index.milvus import ANALYZERS, SCALAR_FIELDS, IndexRow, MilvusIndex
 from rag_assets.retrieval.fusion import FusionSettings
@@ -131,7 +129,7 @@ def build(index: MilvusIndex, size: int, corpus: Corpus) -> tuple[str, list[str]
 
 
 def server_cpu_s(pid: int | None) -> float:
-    """CPU seconds the server process has used (0 without a pid: Milvus Lite 3 runs in ours)."""
+    """CPU seconds the server process has used (0 without a pid)."""
     if pid is None:
         return 0.0
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -145,12 +143,12 @@ def timed(
     shared machine the CPU time is the figure that other work does not inflate."""
     call(0)  # warm: a cold segment builds its BM25 index on first use
     samples = []
-    cpu_started = time.process_time() + server_cpu_s(server_pid)
+    cpu_started = cpu_seconds() + server_cpu_s(server_pid)
     for i in range(count):
         started = time.perf_counter()
         call(i)
         samples.append(time.perf_counter() - started)
-    cpu = time.process_time() + server_cpu_s(server_pid) - cpu_started
+    cpu = cpu_seconds() + server_cpu_s(server_pid) - cpu_started
     cuts = statistics.quantiles(samples, n=100, method="inclusive")
     return cuts[49] * 1000, cuts[94] * 1000, cpu / count * 1000
 
@@ -229,8 +227,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--queries", type=int, default=100)
-    parser.add_argument("--uri", help="a Milvus server (default: Milvus Lite 3 in --db)")
-    parser.add_argument("--db", type=Path, help="Milvus Lite folder to keep and reuse")
+    parser.add_argument("--uri", help="a Milvus server (default: Milvus Lite in --db)")
+    parser.add_argument("--db", type=Path, help="folder of a Milvus Lite file to keep and reuse")
     parser.add_argument("--label", default="", help="what runs at --uri, for the heading")
     parser.add_argument("--server-pid", type=int, help="the server's process, for its CPU time")
     args = parser.parse_args(argv)

@@ -414,3 +414,24 @@ def test_a_row_matches_its_context_or_else_its_text() -> None:
 
 def test_filters_escape_quotes() -> None:
     assert quote('a"b\\c') == '"a\\"b\\\\c"'
+
+
+def test_a_chunk_without_pages_reads_back_without_pages(
+    index: MilvusIndex, embedder: Embedder, scratch: str, docs: tuple[str, str]
+) -> None:
+    spec, _ = docs
+    rows = [
+        row.model_copy(update={"page_start": None, "page_end": None})
+        for row in make_rows(embedder, spec, ["A pageless note about interrupt vectors."])
+    ]
+    index.replace_document(scratch, spec, rows)
+    [hit] = index.dense_search(scratch, rows[0].dense, top_k=1, doc_id=spec)
+    assert (hit.page_start, hit.page_end) == (None, None)
+    shown = index.rows_for_hits(scratch, [rows[0].chunk_id])[rows[0].chunk_id]
+    assert (shown["page_start"], shown["page_end"]) == (None, None)
+
+
+def test_a_milvus_lite_3_folder_is_refused_with_the_way_out(tmp_path: Path) -> None:
+    (tmp_path / "milvus.db").mkdir()
+    with pytest.raises(ConfigurationError, match="Milvus Lite 3 folder.*re-index"):
+        MilvusIndex(str(tmp_path / "milvus.db"))

@@ -1,35 +1,38 @@
 """The vector index: one Milvus collection per embedding model, documents replaced as a whole.
 
-The uri is a Milvus Lite path (`<data_dir>/milvus.db`, which Milvus Lite 3 keeps as a folder)
-or a server address (`http://host:19530`); the code paths are the same. pymilvus is imported
-inside methods because it costs most of a second to import.
+The uri is a Milvus Lite file (`<data_dir>/milvus.db`) or a server address (`http://host:19530`);
+the code paths are the same. Milvus Lite here is milvus-lite 2.5: Milvus' own C++ engine (segcore,
+knowhere, tantivy for BM25), run by pymilvus as a child process of the one process that holds the
+file. milvus-lite 3 reimplements the engine in Python, and its searches walk every row in Python
+per query: 1.1 s hybrid p95 at 100,000 rows against 47 ms in the C++ engine (`bench/latency.py`),
+and 20-40 minutes against 74 s to index those rows. pymilvus is imported inside methods because it
+costs most of a second to import.
+
+The C++ engine keeps no collection properties and refuses nullable fields, so the schema version
+is recorded as JSON in the collection's description, and a chunk without pages stores `NO_PAGE`.
 
 Each row keeps `text` for display and `context_text` (title + heading breadcrumb + text) for
 matching: the dense vector is computed from it and BM25 analyzes it.
 
 Dense index: FLAT (exact) by inner product over unit vectors: rows and queries are L2-normalized
-here, so the inner product is their cosine and ranks as COSINE would. Milvus Lite 3's FLAT is a
-numpy brute force that, for COSINE, normalizes every stored vector again on every search: 28-30
-ms of CPU per search against 20-21 ms for IP at 10,000 rows (two runs), the same ranked ids on
-every query (`bench/search_latency.py`). Measured in Milvus Lite 3.2.2 / pymilvus 3.0.2 by
-`bench/dense_index_types.py` (40 documents x 100 clustered 384-d rows, each flushed on its own
-so segments merge, recall@10 against brute force, two runs): FLAT 1.000 (10-14 ms/query
-at 7,000 rows on an idle machine), IVF_FLAT .97, HNSW and AUTOINDEX (HNSW when faiss is
-installed) 1.000; with one extra document of 3000 rows sharing one identical vector, FLAT
-stays 1.000 while IVF_FLAT falls to .94-.95 and HNSW / AUTOINDEX to .92-.94: the duplicates
-crowd the graph's neighbour lists and cut other documents' rows off. At the sizes Milvus Lite serves, exact search costs milliseconds; a server collection of
-millions of rows would want HNSW, with duplicate chunks deduplicated before indexing.
+here, so the inner product is their cosine and ranks as COSINE would, without normalizing stored
+vectors per search. `bench/dense_index_types.py` (40 documents x 100 clustered 384-d rows, each
+flushed on its own so segments merge, recall@10 against brute force): FLAT 1.000, IVF_FLAT .97,
+HNSW and AUTOINDEX 1.000; with one extra document of 3000 rows sharing one identical vector, FLAT
+stays 1.000 while IVF_FLAT falls to .94-.95 and HNSW / AUTOINDEX to .92-.94: the duplicates crowd
+the graph's neighbour lists and cut other documents' rows off. At the sizes Milvus Lite serves,
+exact search costs milliseconds; a server collection of millions of rows would want HNSW, with
+duplicate chunks deduplicated before indexing.
 
-BM25 analyzer: `jieba` with a lowercase filter, one analyzer for Chinese and English rows
-alike (jieba emits English words whole), measured by `bench/bm25_analyzers.py` on mixed
-English / Chinese rows in Milvus Lite 3.2.2. Lite implements only the `standard` and `jieba`
-tokenizers: `english`, `chinese`, `icu` and `language_identifier` are refused at collection
-creation, and `multi_analyzer_params` (per-row analyzer chosen by a language field) is
-accepted but ignored, every row then going through `standard`, which keeps a Chinese sentence
-as one token: 8 of 16 queries top-1 (MRR@5 .53), every Chinese one missed, the same as
-`standard` alone; jieba: 15 of 16 top-1 (MRR@5 .97). A Milvus server supports the multi-language
-analyzer, but the same jieba analyzer keeps Lite and server results alike. Each row still
-records its detected `language`, for filters and for a server-side multi-language analyzer.
+BM25 analyzer: `jieba` with a lowercase filter, one analyzer for Chinese and English rows alike
+(jieba emits English words whole), measured by `bench/bm25_analyzers.py` on mixed English /
+Chinese rows: `standard` and `english` keep a Chinese sentence as one token (8 of 16 queries
+top-1, every Chinese one missed); `icu` and `language_identifier` are accepted at collection
+creation and then fail every insert; `multi_analyzer_params` (per-row analyzer chosen by a language
+field) is accepted but ignored by this engine, every row going through `standard`; jieba + lowercase:
+15 of 16 top-1 (MRR@5 .97). A newer Milvus server supports the multi-language analyzer, but the
+same jieba analyzer keeps Lite and server results alike. Each row still records its detected
+`language`, for filters and for a server-side multi-language analyzer.
 """
 
 from __future__ import annotations
@@ -71,8 +74,11 @@ SCALAR_FIELDS = [
 TEXT_MAX_BYTES = 65535  # Milvus VARCHAR limit, counted in UTF-8 bytes
 # Bump when the fields, the functions or the index types change: a collection made by another
 # version is refused, never written to or searched as if it were current.
-SCHEMA_VERSION = "3"  # 3: dense index by IP over unit vectors (was COSINE)
+SCHEMA_VERSION = "4"  # 4: pages not nullable, NO_PAGE instead; schema recorded in description
 SCHEMA_PROPERTY = "rag.schema_version"
+# Milvus Lite's C++ engine (milvus-lite 2.5) refuses nullable fields and ignores default values
+# (an omitted INT64 reads back as garbage), so a chunk without pages stores this, always sent.
+NO_PAGE = -1
 ANALYZERS: dict[str, dict[str, Any]] = {
     "jieba": {"tokenizer": "jieba", "filter": ["lowercase"]},  # Chinese and English (module doc)
     "standard": {"type": "standard"},
@@ -261,6 +267,12 @@ class MilvusIndex:
 
         if self._lite_path is None:
             return MilvusClient(uri=self.uri, token=token or "")
+        if Path(self._lite_path).is_dir():
+            # milvus-lite 2.5 keeps one file; a folder is Milvus Lite 3's, which it cannot read.
+            raise ConfigurationError(
+                f"{self._lite_path} is a Milvus Lite 3 folder; this engine keeps a single file: "
+                f"move it aside and re-index the documents"
+            )
         Path(self._lite_path).parent.mkdir(parents=True, exist_ok=True)
         with _lite_lock:
             if self._lite_path not in _lite_holds:
@@ -269,6 +281,7 @@ class MilvusIndex:
         attempts = len(OPEN_DELAYS) + 1
         for attempt in range(attempts):
             try:
+                _check_engine_free(self._lite_path)
                 client = MilvusClient(uri=self._lite_path)
                 break
             except ConnectionConfigException as exc:
@@ -373,7 +386,10 @@ class MilvusIndex:
     def _create(self, name: str, dim: int, has_sparse: bool, properties: dict[str, str]) -> None:
         from pymilvus import DataType, Function, FunctionType
 
-        schema = self._client.create_schema(auto_id=False, enable_dynamic_field=False)
+        # The C++ engine of Milvus Lite keeps no collection properties but keeps the description.
+        schema = self._client.create_schema(
+            auto_id=False, enable_dynamic_field=False, description=json.dumps(properties)
+        )
         schema.add_field("chunk_id", DataType.VARCHAR, is_primary=True, max_length=64)
         schema.add_field("doc_id", DataType.VARCHAR, max_length=512)
         schema.add_field("text", DataType.VARCHAR, max_length=TEXT_MAX_BYTES)
@@ -394,8 +410,8 @@ class MilvusIndex:
         schema.add_field("header_path", DataType.VARCHAR, max_length=8192)
         schema.add_field("source_path", DataType.VARCHAR, max_length=4096)
         schema.add_field("template", DataType.VARCHAR, max_length=64)
-        schema.add_field("page_start", DataType.INT64, nullable=True)
-        schema.add_field("page_end", DataType.INT64, nullable=True)
+        schema.add_field("page_start", DataType.INT64)
+        schema.add_field("page_end", DataType.INT64)
         schema.add_field("chunk_index", DataType.INT64)
         schema.add_function(
             Function(
@@ -420,7 +436,6 @@ class MilvusIndex:
             schema=schema,
             # Strong: a check that runs right after a write must see it, on a server too.
             consistency_level="Strong",
-            properties=properties,
         )
         # sync=False: pymilvus otherwise polls every index with a fixed 0.5 s sleep, though
         # indexes on an empty collection are ready at once; loading waits for them anyway.
@@ -442,7 +457,7 @@ class MilvusIndex:
 
     def _check_schema(self, collection: str) -> dict[str, str]:
         """The collection's properties, once its schema version is known to be this code's."""
-        properties = self._client.describe_collection(collection).get("properties", {})
+        properties = _recorded_schema(self._client.describe_collection(collection))
         found = properties.get(SCHEMA_PROPERTY)
         if found != SCHEMA_VERSION:
             made_by = (
@@ -476,10 +491,18 @@ class MilvusIndex:
         for start in range(0, len(entities), UPSERT_BATCH):
             result = self._client.upsert(collection, entities[start : start + UPSERT_BATCH])
             upserted += int(result.get("upsert_count", 0))
-        stale = f"doc_id == {quote(doc_id)}"
-        if ids:
-            stale += f" and chunk_id not in [{', '.join(quote(i) for i in ids)}]"
-        deleted = self._delete(collection, stale)
+        # The stale ids are listed here: in milvus-lite 2.5, once a collection holds some 40,000
+        # rows, `chunk_id not in [...]` matches every row of the document, new ones included.
+        kept = set(ids)
+        stale = [
+            row["chunk_id"]
+            for row in self.scan(collection, ["chunk_id"], f"doc_id == {quote(doc_id)}")
+            if row["chunk_id"] not in kept
+        ]
+        deleted = 0
+        for start in range(0, len(stale), UPSERT_BATCH):
+            batch = ", ".join(quote(i) for i in stale[start : start + UPSERT_BATCH])
+            deleted += self._delete(collection, f"chunk_id in [{batch}]")
         self._settle(collection)
         return ReplaceResult(
             collection=collection,
@@ -495,6 +518,9 @@ class MilvusIndex:
         if row.doc_id != doc_id:
             raise ValueError(f"chunk {row.chunk_id} belongs to {row.doc_id!r}, not {doc_id!r}")
         entity = row.model_dump(exclude={"sparse_learned"})
+        for page in ("page_start", "page_end"):
+            if entity[page] is None:
+                entity[page] = NO_PAGE
         if has_sparse:
             entity["sparse_learned"] = row.sparse_learned or EMPTY_SPARSE_PLACEHOLDER
         return entity
@@ -631,9 +657,7 @@ class MilvusIndex:
         """One retriever's ranking ("dense", "bm25" or "sparse"): ids, scores and only `fields`.
 
         The text and metadata of the shown hits come from `rows_for_hits`, so a candidate's
-        text (up to 64 KB) crosses the wire only when it is shown. In Milvus Lite 3 this saves
-        little: its pure-Python search walks every row per call (dedup and tombstone checks),
-        which dominates (`bench/latency.py`).
+        text (up to 64 KB) crosses the wire only when it is shown.
         """
         if retriever == "bm25" and not query.strip():
             return []
@@ -661,7 +685,7 @@ class MilvusIndex:
             return {}
         self._ready(collection)
         rows = self._client.get(collection, ids=list(chunk_ids), output_fields=SCALAR_FIELDS)
-        return {row["chunk_id"]: {k: row[k] for k in SCALAR_FIELDS} for row in rows}
+        return {row["chunk_id"]: _pages_or_none({k: row[k] for k in SCALAR_FIELDS}) for row in rows}
 
     def _search(
         self,
@@ -726,6 +750,52 @@ def _hold_lite_file(path: str) -> Any:
     return lock
 
 
+def _recorded_schema(description: dict[str, Any]) -> dict[str, str]:
+    """What `ensure_collection` recorded: JSON in the description (properties before v4)."""
+    properties = description.get("properties") or {}
+    if SCHEMA_PROPERTY in properties:
+        return properties
+    try:
+        recorded = json.loads(description.get("description") or "{}")
+    except json.JSONDecodeError:
+        return {}
+    return recorded if isinstance(recorded, dict) else {}
+
+
+def _pages_or_none(fields: dict[str, Any]) -> dict[str, Any]:
+    for page in ("page_start", "page_end"):
+        if fields.get(page) == NO_PAGE:
+            fields[page] = None
+    return fields
+
+
+def _check_engine_free(path: str) -> None:
+    """Refuse a Lite file another process's engine holds, without asking milvus-lite to open it.
+
+    milvus-lite 2.5's refused open unlinks the holder's lock file (`.<name>.lock`), so the next
+    open starts a second engine on the same file, whose writes the first never sees. No probe
+    when this process runs the engine: closing the probe would drop this process's own lock
+    (POSIX record locks), and the engine stops when its lock goes.
+    """
+    import fcntl
+
+    from milvus_lite.server_manager import server_manager_instance
+    from pymilvus.exceptions import ConnectionConfigException
+
+    if path in server_manager_instance._servers:
+        return
+    lock_path = Path(path).parent / f".{Path(path).name}.lock"
+    if not lock_path.exists():
+        return
+    with lock_path.open("a") as probe:
+        try:
+            fcntl.lockf(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            raise ConnectionConfigException(message=f"{path} is held by another process") from exc
+        fcntl.lockf(probe, fcntl.LOCK_UN)
+
+
 def _hit(hit: Any) -> SearchHit:
     entity = hit["entity"]
-    return SearchHit(score=float(hit["distance"]), **{k: entity[k] for k in SCALAR_FIELDS})
+    fields = _pages_or_none({k: entity[k] for k in SCALAR_FIELDS})
+    return SearchHit(score=float(hit["distance"]), **fields)

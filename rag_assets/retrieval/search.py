@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from rag_assets.embedding.models import EmbeddingBatch, EmbeddingSpec
-from rag_assets.index.milvus import MilvusIndex, RankedId, SearchHit, quote
+from rag_assets.index.milvus import NO_PAGE, MilvusIndex, RankedId, SearchHit, quote
 from rag_assets.retrieval.fusion import (
     FusionSettings,
     fill_retrievers,
@@ -82,7 +82,7 @@ class SearchFilters(BaseModel):
         if self.page_from is not None:
             clauses.append(f"page_end >= {int(self.page_from)}")
         if self.page_to is not None:
-            clauses.append(f"page_start <= {int(self.page_to)}")
+            clauses.append(f"page_start <= {int(self.page_to)} and page_start != {NO_PAGE}")
         return " and ".join(c for c in clauses if c)
 
     def checked_fields(self) -> tuple[str, ...]:
