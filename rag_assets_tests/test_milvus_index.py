@@ -435,3 +435,28 @@ def test_a_milvus_lite_3_folder_is_refused_with_the_way_out(tmp_path: Path) -> N
     (tmp_path / "milvus.db").mkdir()
     with pytest.raises(ConfigurationError, match="Milvus Lite 3 folder.*re-index"):
         MilvusIndex(str(tmp_path / "milvus.db"))
+
+
+@pytest.mark.slow
+def test_a_replacement_in_a_collection_of_over_40000_rows_keeps_its_new_rows(
+    tmp_path: Path,
+) -> None:
+    # In milvus-lite 2.5, once a collection holds about 40,000 rows, a `chunk_id not in [...]`
+    # filter matches every row of the document, so deleting stale rows that way deleted all.
+    documents, per_document, dim = 42, 1000, 8
+    vectors = np.random.default_rng(0).standard_normal((per_document * 2, dim))
+
+    def rows(doc_id: str, ids: range) -> list[IndexRow]:
+        return [
+            IndexRow(chunk_id=f"{doc_id}-{i}", doc_id=doc_id, text=f"row {i}", dense=vectors[i])
+            for i in ids
+        ]
+
+    with MilvusIndex(str(tmp_path / "milvus.db"), collection_prefix="big") as index:
+        collection = index.ensure_collection("m", dim, False)
+        for d in range(documents):
+            index.replace_document(collection, f"doc-{d}", rows(f"doc-{d}", range(per_document)))
+        result = index.replace_document(collection, "doc-0", rows("doc-0", range(500, 1500)))
+        kept = {r["chunk_id"] for r in index.scan(collection, ["chunk_id"], 'doc_id == "doc-0"')}
+    assert (result.upserted, result.deleted) == (1000, 500)
+    assert kept == {f"doc-0-{i}" for i in range(500, 1500)}
