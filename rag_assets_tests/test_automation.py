@@ -176,3 +176,37 @@ def test_automation_requests_nothing_a_running_inbox_run_does_and_reacts_after_i
     assert reparse.success
     result = evaluate_automation_conditions(defs, instance, cursor=result.cursor)
     assert _requested(result, key) == PIPELINE_BELOW_RAW[1:]
+
+
+def test_automation_does_not_retry_a_failed_inbox_run(tmp_path):
+    from dagster import evaluate_automation_conditions
+
+    from rag_assets.defs.jobs import INGEST_JOB
+
+    settings = Settings(data_dir=tmp_path / "data")
+    settings.inbox_dir.mkdir(parents=True)
+    (settings.inbox_dir / "title.md").write_text("# Only a title\n")  # nothing to chunk
+    defs = build_defs(settings)
+    instance = DagsterInstance.ephemeral()
+    cursor = evaluate_automation_conditions(defs, instance).cursor
+    result = defs.get_sensor_def("inbox_sensor")(
+        build_sensor_context(instance=instance, resources=defs.resources)
+    )
+    (add,) = result.dynamic_partitions_requests
+    instance.add_dynamic_partitions(add.partitions_def_name, list(add.partition_keys))
+    (request,) = result.run_requests
+    cursor = evaluate_automation_conditions(defs, instance, cursor=cursor).cursor
+
+    run = defs.resolve_job_def(INGEST_JOB).execute_in_process(
+        partition_key=request.partition_key,
+        instance=instance,
+        tags=request.tags,
+        asset_selection=request.asset_selection,
+        raise_on_error=False,
+    )
+    assert not run.success
+    # The same file would fail the same way: a run waits for a change.
+    for _ in range(2):
+        result = evaluate_automation_conditions(defs, instance, cursor=cursor)
+        assert _requested(result, request.partition_key) == []
+        cursor = result.cursor
