@@ -43,6 +43,7 @@ import logging
 import re
 import threading
 import time
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -56,6 +57,8 @@ from rag_assets.redaction import redact_url
 from rag_assets.retrieval.language import detect_language
 
 logger = logging.getLogger(__name__)
+# milvus-lite 2.5 reads its own version through pkg_resources, which warns on every import.
+warnings.filterwarnings("ignore", "pkg_resources is deprecated", UserWarning, "milvus_lite")
 
 SCALAR_FIELDS = [
     "chunk_id",
