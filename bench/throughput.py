@@ -150,8 +150,9 @@ def corpus_chunks(files: list[Path], limit: int) -> list[str]:
 
 
 def bench_embed(texts: list[str], batch_sizes: list[int]) -> list[dict]:
-    """chunks/s of the bundled model per runtime and batch size on the same texts, and each
-    runtime's agreement with FlagEmbedding (cosine per text: least and mean)."""
+    """chunks/s and CPU ms a chunk (every thread of this process) of the bundled model per
+    runtime and batch size on the same texts, and each runtime's agreement with FlagEmbedding
+    (cosine per text: least and mean)."""
     import numpy as np
 
     from rag_assets.embedding.models import RUNTIMES, EmbeddingSpec, load_embedder
@@ -162,9 +163,9 @@ def bench_embed(texts: list[str], batch_sizes: list[int]) -> list[dict]:
         for batch_size in batch_sizes:
             embedder = load_embedder(EmbeddingSpec(runtime=runtime, batch_size=batch_size))
             embedder.encode_documents(texts[:8])
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             dense = embedder.encode_documents(texts).dense
-            seconds = time.perf_counter() - started
+            seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
             reference = dense if reference is None else reference
             agreement = (dense * reference).sum(axis=1)
             rows.append(
@@ -174,6 +175,7 @@ def bench_embed(texts: list[str], batch_sizes: list[int]) -> list[dict]:
                     "chunks": len(texts),
                     "seconds": round(seconds, 1),
                     "chunks_per_s": round(len(texts) / seconds, 1),
+                    "cpu_ms_per_chunk": round(1000 * cpu / len(texts), 1),
                     "cosine_least": round(float(agreement.min()), 4),
                     "cosine_mean": round(float(np.mean(agreement)), 4),
                 }

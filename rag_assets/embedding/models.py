@@ -33,7 +33,7 @@ Pooling = Literal["cls", "mean"]
 Runtime = Literal["onnx", "onnx-int8", "flag"]
 RUNTIMES: tuple[Runtime, ...] = ("onnx", "onnx-int8", "flag")
 # The fastest runtime whose vectors agree with FlagEmbedding's within the stated tolerance
-# (cosine >= 0.99 for every text): int8 falls short of it (bench/README.md).
+# (cosine >= 0.999 for every text): int8 falls short of it (bench/README.md).
 DEFAULT_RUNTIME: Runtime = "onnx"
 
 log = logging.getLogger(__name__)

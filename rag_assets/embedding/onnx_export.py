@@ -1,10 +1,11 @@
 """A model folder exported to ONNX (fp32 and int8) once, into a cache that processes share.
 
 The export runs torch, so it happens once per model folder and export version; the folder's
-content hash names the cache entry, so a changed folder is exported again. A file lock lets one
-process export while the others wait, and the entry appears by one atomic rename of a finished
-folder: a reader never sees half an export, and a killed exporter leaves only a temporary folder,
-which the next exporter removes.
+content hash names the cache entry, so a changed folder is exported again. A file lock per model
+name lets one process export while the others wait, and the entry appears by one atomic rename of
+a finished folder: a reader never sees half an export, and a killed exporter leaves only a
+temporary folder, which the next exporter removes. Once a new entry is in place, the same folder's
+older entries (another content hash or export version) are removed under the same lock.
 """
 
 from __future__ import annotations
@@ -65,10 +66,25 @@ def folder_digest(folder: Path) -> str:
     return digest.hexdigest()
 
 
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "model"
+
+
 def export_dir(name: str, digest: str, cache_dir: Path) -> Path:
     """Where a model folder's export lives (exists once complete)."""
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "model"
-    return cache_dir / f"{slug}-{digest[:16]}-v{EXPORT_VERSION}"
+    return cache_dir / f"{_slug(name)}-{digest[:16]}-v{EXPORT_VERSION}"
+
+
+def lock_path(name: str, cache_dir: Path) -> Path:
+    """One lock per model name, not per entry: pruning a name's entries happens under it."""
+    return cache_dir / f"{_slug(name)}.lock"
+
+
+def _entries(name: str, cache_dir: Path, temporary: bool) -> list[Path]:
+    """The name's finished exports, or its exporters' temporary folders, of any hash and version."""
+    suffix = r"\.tmp-.+" if temporary else ""
+    pattern = re.compile(rf"{re.escape(_slug(name))}-[0-9a-f]{{16}}-v[^.]+{suffix}")
+    return [p for p in cache_dir.iterdir() if pattern.fullmatch(p.name) and p.is_dir()]
 
 
 def ensure_exported(model_dir: Path, name: str, cache_dir: Path) -> Path:
@@ -80,10 +96,10 @@ def ensure_exported(model_dir: Path, name: str, cache_dir: Path) -> Path:
     if target.is_dir():  # only ever made by the rename of a finished export
         return target
     cache_dir.mkdir(parents=True, exist_ok=True)
-    with FileLock(f"{target}.lock", timeout=LOCK_TIMEOUT_S):
+    with FileLock(lock_path(name, cache_dir), timeout=LOCK_TIMEOUT_S):
         if target.is_dir():  # another process finished while this one waited
             return target
-        for stale in cache_dir.glob(f"{target.name}.tmp-*"):
+        for stale in _entries(name, cache_dir, temporary=True):
             shutil.rmtree(stale, ignore_errors=True)  # a killed exporter's: the lock is ours
         log.info("exporting %s to ONNX in %s", model_dir, target)
         work = Path(tempfile.mkdtemp(prefix=f"{target.name}.tmp-", dir=cache_dir))
@@ -96,7 +112,29 @@ def ensure_exported(model_dir: Path, name: str, cache_dir: Path) -> Path:
         except BaseException:
             shutil.rmtree(work, ignore_errors=True)
             raise
+        _prune(model_dir, name, cache_dir, keep=target)
     return target
+
+
+def _prune(model_dir: Path, name: str, cache_dir: Path, keep: Path) -> None:
+    """Remove the exports of `model_dir` other than `keep`: its older contents or export versions.
+
+    Only entries that name the same folder go: another folder of the same name keeps its own.
+    Processes already running on a removed entry are unaffected (their sessions hold the graph).
+    """
+    for entry in _entries(name, cache_dir, temporary=False):
+        if entry != keep and _exported_from(entry) == str(model_dir):
+            log.info("removing %s, an older export of %s", entry, model_dir)
+            shutil.rmtree(entry, ignore_errors=True)
+            Path(f"{entry}.lock").unlink(missing_ok=True)  # the per-entry lock exports once took
+
+
+def _exported_from(entry: Path) -> str | None:
+    """The model folder an entry of any export version was made from (its info's model_dir)."""
+    try:
+        return str(json.loads((entry / INFO_FILE).read_text())["model_dir"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def read_info(folder: Path) -> ExportInfo:
