@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from dagster import DagsterRunStatus
 from upath import UPath
 
 from rag_assets.defs.io_managers import PydanticJsonIOManager
-from rag_assets.index.milvus import MilvusIndex
+from rag_assets.index.milvus import LiteHold, MilvusIndex
 from rag_assets.index.rows import IndexReport
 from rag_assets.instance import open_instance
 from rag_assets.settings import Settings
@@ -90,14 +91,14 @@ def test_processes_setting_up_one_instance_at_once_all_succeed(tmp_path):
 
 HOLD = """
 import sys
-from rag_assets.index.milvus import MilvusIndex
+from rag_assets.index.milvus import LiteHold, MilvusIndex
 with MilvusIndex(sys.argv[1]):
     print("holding", flush=True)
     sys.stdin.readline()
 """
 WAIT = """
 import logging, sys
-from rag_assets.index.milvus import MilvusIndex
+from rag_assets.index.milvus import LiteHold, MilvusIndex
 logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
 with MilvusIndex(sys.argv[1]) as index:
     print("opened", index.list_collections(), flush=True)
@@ -162,3 +163,49 @@ def test_writers_of_one_partition_never_share_a_temporary_file(tmp_path):
     assert errors == []
     assert IndexReport.model_validate_json(path.read_text()).rows in (1, 2)
     assert list(tmp_path.iterdir()) == [path]
+
+
+def _engine_running(uri: str) -> bool:
+    from milvus_lite.server_manager import server_manager_instance
+
+    return str(Path(uri).resolve()) in server_manager_instance._servers
+
+
+def test_a_hold_keeps_the_engine_running_between_writes(tmp_path):
+    uri = str(tmp_path / "milvus.db")
+    with LiteHold(uri) as engine:
+        engine.hold()
+        for _ in range(2):
+            with MilvusIndex(uri) as write:
+                write.ensure_collection("m", 4, False)
+            # Without the hold, closing the write stops the engine: the next start costs ~0.5 s.
+            assert _engine_running(uri)
+    assert not _engine_running(uri)
+
+
+@pytest.mark.slow
+def test_a_hold_steps_aside_for_a_process_waiting_for_the_file(tmp_path):
+    uri = str(tmp_path / "milvus.db")
+    with LiteHold(uri) as engine:
+        engine.hold()
+        engine.step_aside_if_wanted()  # nobody waits: the engine keeps running
+        assert _engine_running(uri)
+        waiter = subprocess.Popen(
+            [sys.executable, "-c", WAIT, uri], stdout=subprocess.PIPE, text=True
+        )
+        try:
+            line = waiter.stdout.readline()
+            while line and "Milvus Lite" not in line:
+                line = waiter.stdout.readline()
+            assert "waiting for the Milvus Lite file" in line
+            while not Path(f"{Path(uri).resolve()}.waiting").exists():
+                assert waiter.poll() is None
+                time.sleep(0.05)
+            engine.step_aside_if_wanted()
+            assert not _engine_running(uri)
+            # Still inside the hold: the waiter opens the file now, not when the hold ends.
+            out, _ = waiter.communicate(timeout=120)
+            assert waiter.returncode == 0 and "opened []" in out
+        finally:
+            if waiter.poll() is None:
+                waiter.kill()

@@ -21,6 +21,7 @@ from rag_assets.defs.jobs import INGEST_JOB
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.recovery import process_tags, recover_dead_runs, wait_for_pools
 from rag_assets.defs.status import failure_reason, latest_metadata
+from rag_assets.index.milvus import LiteHold
 from rag_assets.instance import hold_data_folder, open_instance
 from rag_assets.receipt import DocumentOutcome, place_in_inbox, receipt_digest, write_receipt
 from rag_assets.settings import Settings
@@ -191,41 +192,22 @@ def _ingest(
     digest = receipt_digest(settings, relative_paths) if own_instance else None
     plans: dict[str, PartitionPlan] = {p.partition_key: p for p in plan_runs(instance, graph, keys)}
     outcomes = [DocumentOutcome("", s.relative_path, True, skipped=s.reason) for s in skipped]
-    for relative_path, key in zip(relative_paths, keys, strict=True):
-        plan = plans[key]
-        if not plan.assets:
-            outcome = DocumentOutcome(key, relative_path, True)
-            outcomes.append(_fill_from_instance(outcome, instance, graph.asset_check_keys, set()))
-            continue
-        # Dagster's own wait for a pool slot is logged at DEBUG and ignores SIGINT: wait here.
-        wait_for_pools(
-            instance, {defs.get_assets_def(AssetKey(a)).op.pool for a in plan.assets} - {None}
-        )
-        result = _execute(
-            instance,
-            defs,
-            key,
-            plan.assets,
-            {
-                # Only the console's verbosity: the instance's event log keeps everything.
-                "loggers": {"console": {"config": {"log_level": log_level}}},
-                **(
-                    {"resources": {"collections": {"config": collections.model_dump()}}}
-                    if any(flags.values())
-                    else {}
-                ),
-            },
-        )
-        outcome = _outcome(key, relative_path, result)
-        outcome.ran = plan.assets
-        evaluated = {
-            e.event_specific_data.check_name
-            for e in result.all_events
-            if e.event_type == DagsterEventType.ASSET_CHECK_EVALUATION
-        }
-        if outcome.success:
-            outcome = _fill_from_instance(outcome, instance, graph.asset_check_keys, evaluated)
-        outcomes.append(outcome)
+    run_config = {
+        # Only the console's verbosity: the instance's event log keeps everything.
+        "loggers": {"console": {"config": {"log_level": log_level}}},
+        **(
+            {"resources": {"collections": {"config": collections.model_dump()}}}
+            if any(flags.values())
+            else {}
+        ),
+    }
+    # Milvus Lite's engine starts once for the whole ingest, not once per document.
+    with LiteHold(settings.resolved_milvus_uri) as engine:
+        for relative_path, key in zip(relative_paths, keys, strict=True):
+            outcomes.append(
+                _run_document(instance, defs, graph, plans[key], relative_path, run_config, engine)
+            )
+            engine.step_aside_if_wanted()
     if own_instance and all(o.success for o in outcomes):
         fresh = [o for o in outcomes if not o.skipped and not o.ran]
         if (
@@ -237,6 +219,33 @@ def _ingest(
         else:
             _leave_receipt(settings, instance, graph, relative_paths, keys)
     return outcomes
+
+
+def _run_document(
+    instance, defs, graph, plan: PartitionPlan, relative_path: str, run_config, engine: LiteHold
+) -> DocumentOutcome:
+    """One document's run of what is stale in it, or its fresh outcome when nothing is."""
+    key = plan.partition_key
+    if not plan.assets:
+        outcome = DocumentOutcome(key, relative_path, True)
+        return _fill_from_instance(outcome, instance, graph.asset_check_keys, set())
+    # Dagster's own wait for a pool slot is logged at DEBUG and ignores SIGINT: wait here.
+    wait_for_pools(
+        instance, {defs.get_assets_def(AssetKey(a)).op.pool for a in plan.assets} - {None}
+    )
+    if "vector_index" in plan.assets:
+        engine.hold()
+    result = _execute(instance, defs, key, plan.assets, run_config)
+    outcome = _outcome(key, relative_path, result)
+    outcome.ran = plan.assets
+    evaluated = {
+        e.event_specific_data.check_name
+        for e in result.all_events
+        if e.event_type == DagsterEventType.ASSET_CHECK_EVALUATION
+    }
+    if outcome.success:
+        outcome = _fill_from_instance(outcome, instance, graph.asset_check_keys, evaluated)
+    return outcome
 
 
 def _leave_receipt(settings: Settings, instance, graph, relative_paths, keys) -> None:

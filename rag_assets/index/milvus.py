@@ -110,6 +110,7 @@ _lite_snapshot_filter = _NoLiteSnapshotWarning()
 _lite_users: dict[str, int] = {}  # Lite folder -> open MilvusIndex objects in this process
 _lite_holds: dict[str, Any] = {}  # Lite folder -> this process's FileLock on it
 LITE_WAIT_S = 600.0  # how long another rag_assets process's use of the Lite file is waited for
+WAITING_TOUCH_S = 1.0  # a waiting process renews `<file>.waiting` this often
 
 
 class IndexUnavailableError(RuntimeError):
@@ -740,17 +741,62 @@ def _hold_lite_file(path: str) -> Any:
     lock = FileLock(f"{path}.lock", thread_local=False)
     try:
         lock.acquire(timeout=0)
+        return lock
     except Timeout:
         logger.info("waiting for the Milvus Lite file %s: another process is using it", path)
+    waiting = Path(f"{path}.waiting")
+    deadline = time.monotonic() + LITE_WAIT_S
+    while time.monotonic() < deadline:
+        waiting.touch()  # a holder that keeps the file between writes steps aside (LiteHold)
         try:
-            lock.acquire(timeout=LITE_WAIT_S)
-        except Timeout as exc:
-            raise IndexUnavailableError(
-                f"another process has held the Milvus Lite file {path} for over "
-                f"{LITE_WAIT_S:.0f} s (Milvus Lite serves one process at a time); "
-                f"use a Milvus server uri to share the index."
-            ) from exc
-    return lock
+            lock.acquire(timeout=WAITING_TOUCH_S)
+            return lock
+        except Timeout:
+            continue
+    raise IndexUnavailableError(
+        f"another process has held the Milvus Lite file {path} for over "
+        f"{LITE_WAIT_S:.0f} s (Milvus Lite serves one process at a time); "
+        f"use a Milvus server uri to share the index."
+    )
+
+
+class LiteHold:
+    """Keeps this process's Milvus Lite engine running between index writes, since each start
+    costs about half a second, and stops it whenever another process is waiting for the file.
+
+    `hold()` before work that writes the index, `step_aside_if_wanted()` after it; a no-op for a
+    server uri. The writes open their own `MilvusIndex`, which shares the running engine.
+    """
+
+    def __init__(self, uri: str) -> None:
+        self._uri = uri if uri.endswith(".db") else None
+        self._index: MilvusIndex | None = None
+
+    def hold(self) -> None:
+        if self._uri and self._index is None:
+            self._index = MilvusIndex(self._uri)
+
+    def step_aside_if_wanted(self) -> None:
+        if self._index is None or self._index._lite_path is None:
+            return
+        waiting = Path(f"{self._index._lite_path}.waiting")
+        try:
+            wanted = time.time() - waiting.stat().st_mtime < 3 * WAITING_TOUCH_S
+        except FileNotFoundError:
+            wanted = False
+        if wanted:
+            self.close()
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+
+    def __enter__(self) -> LiteHold:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _recorded_schema(description: dict[str, Any]) -> dict[str, str]:
