@@ -16,13 +16,12 @@ matching: the dense vector is computed from it and BM25 analyzes it.
 
 Dense index: FLAT (exact) by inner product over unit vectors: rows and queries are L2-normalized
 here, so the inner product is their cosine and ranks as COSINE would, without normalizing stored
-vectors per search. `bench/dense_index_types.py` (40 documents x 100 clustered 384-d rows, each
-flushed on its own so segments merge, recall@10 against brute force): FLAT 1.000, IVF_FLAT .97,
-HNSW and AUTOINDEX 1.000; with one extra document of 3000 rows sharing one identical vector, FLAT
-stays 1.000 while IVF_FLAT falls to .94-.95 and HNSW / AUTOINDEX to .92-.94: the duplicates crowd
-the graph's neighbour lists and cut other documents' rows off. At the sizes Milvus Lite serves,
-exact search costs milliseconds; a server collection of millions of rows would want HNSW, with
-duplicate chunks deduplicated before indexing.
+vectors per search. FLAT is exact whatever the rows: in milvus-lite 3, whose IVF_FLAT and HNSW
+were real approximate indexes, one document of 3000 rows sharing one vector cut recall@10 of
+the others to .94-.95 (IVF_FLAT) and .92-.94 (HNSW) while FLAT stayed 1.000
+(`bench/dense_index_types.py`). Milvus Lite 2.5 builds only FLAT, IVF_FLAT and AUTOINDEX
+(1.000 in all three at these sizes) and refuses HNSW. A server collection of millions of rows
+would want HNSW, with duplicate chunks deduplicated before indexing.
 
 BM25 analyzer: `jieba` with a lowercase filter, one analyzer for Chinese and English rows alike
 (jieba emits English words whole), measured by `bench/bm25_analyzers.py` on mixed English /
