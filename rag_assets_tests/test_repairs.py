@@ -542,6 +542,7 @@ def test_repair_document_counts_and_keeps_furniture_out_of_the_markdown() -> Non
         "furniture_restored": 0,
         "furniture_retyped": 2,
         "tables_merged": 1,
+        "heading_lines_split": 0,
         "heading_levels": 1,
         "furniture_dropped": 2,
     }
@@ -620,6 +621,7 @@ def test_docling_redp5110_levels_agree_with_numbering(shared_fixtures: Path) -> 
         "furniture_restored": 0,
         "furniture_retyped": 0,
         "tables_merged": 0,
+        "heading_lines_split": 0,
         "heading_levels": 17,
         "furniture_dropped": 20,
     }
@@ -891,6 +893,7 @@ def test_normalized_documents_metadata_shows_the_repair_counts(tmp_path: Path) -
         "furniture_restored": 0,
         "furniture_retyped": 0,
         "tables_merged": 0,
+        "heading_lines_split": 0,
         "heading_levels": 0,
         "furniture_dropped": 0,
     }

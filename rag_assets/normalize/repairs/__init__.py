@@ -3,7 +3,8 @@ template. Each repair maps elements to elements and counts what it changed; the 
 `doc.metadata["repairs"]`.
 
 Order matters: text first (numbers and repeated lines compare cleanly), then page furniture
-(so it neither splits a table nor gets numbered), then tables, then heading levels.
+(so it neither splits a table nor gets numbered), then tables, then numbered heading lines
+inside paragraphs (their titles already whole words), then heading levels.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from rag_assets.normalize.repairs.furniture import (
     retype_furniture,
 )
 from rag_assets.normalize.repairs.heading_levels import recover_heading_levels
+from rag_assets.normalize.repairs.heading_lines import split_heading_lines
 from rag_assets.normalize.repairs.tables import merge_continued_tables
 from rag_assets.normalize.repairs.text import (
     join_hyphenated,
@@ -34,6 +36,7 @@ REPAIRS: tuple[tuple[str, Repair], ...] = (
     ("furniture_restored", restore_lone_furniture),
     ("furniture_retyped", retype_furniture),
     ("tables_merged", merge_continued_tables),
+    ("heading_lines_split", split_heading_lines),
     ("heading_levels", recover_heading_levels),
 )
 
