@@ -11,12 +11,14 @@ and run, Recall@1/5/10, MRR@10, nDCG@10 and the share of questions whose evidenc
 single chunk (`reachable`); rows `<template>:bm25` and `<template>:dense` are one retriever alone.
 A SQuAD or CMRC file is passage retrieval: each paragraph is a document of its own.
 `--runtimes flag onnx onnx-int8` repeats the whole comparison per embedding runtime on the same
-parsed documents and ends with their MRR@10 side by side.
+parsed documents and ends with their MRR@10 side by side. `--analyzer` indexes BM25 with another
+analyzer (a name the index knows, or Milvus `analyzer_params` as JSON), to compare analyzers.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import sys
 import tempfile
@@ -62,6 +64,10 @@ def parse_documents(paths: list[Path]):
     return documents
 
 
+def _analyzer(value: str) -> str | dict:
+    return json.loads(value) if value.lstrip().startswith("{") else value
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--set", default="sample", help="sample, fixtures, or a path")
@@ -72,6 +78,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--limit", type=int, default=500, help="questions sampled from a big set")
     parser.add_argument("--misses", action="store_true", help="list questions not found first")
     parser.add_argument(
+        "--analyzer",
+        help="BM25 analyzer: a name the index knows, or Milvus analyzer_params as JSON "
+        '(e.g. \'{"tokenizer": "jieba", "filter": ["lowercase", '
+        '{"type": "stemmer", "language": "english"}]}\'); default: the configured one',
+    )
+    parser.add_argument(
         "--runtimes",
         nargs="+",
         choices=["flag", "onnx", "onnx-int8"],
@@ -80,6 +92,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
 
     settings = Settings.from_env()
+    analyzer = _analyzer(args.analyzer) if args.analyzer else settings.text_analyzer
     started = time.perf_counter()
     if args.set in NAMED_SETS:
         set_path, paths = NAMED_SETS[args.set]
@@ -123,7 +136,7 @@ def main(argv: list[str]) -> int:
                 embedder,
                 counter,
                 lambda prefix, uri=uri: MilvusIndex(
-                    uri, collection_prefix=prefix, text_analyzer=settings.text_analyzer
+                    uri, collection_prefix=prefix, text_analyzer=analyzer
                 ),
                 options=options,
                 fusion=settings.fusion,
@@ -150,7 +163,7 @@ def main(argv: list[str]) -> int:
         for key in next(iter(mrr.values())):
             print(f"| {key} | " + " | ".join(f"{m.get(key, 0):.3f}" for m in mrr.values()) + " |")
     print(
-        f"\nmodel {settings.embedding_model}, analyzer {settings.text_analyzer}, "
+        f"\nmodel {settings.embedding_model}, analyzer {args.analyzer or settings.text_analyzer}, "
         f"{time.perf_counter() - started:.0f} s in all"
     )
     return 0
