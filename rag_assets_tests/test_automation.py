@@ -89,54 +89,33 @@ def _waiting_for(instance, pool: str, run_id: str) -> bool:
     return any(step.run_id == run_id for step in pending)
 
 
-def test_automation_requests_nothing_a_running_inbox_run_does_and_reacts_after_it(
-    tmp_path, monkeypatch
-):
-    from dagster import DagsterRun, DagsterRunStatus, evaluate_automation_conditions
-    from dagster._core.definitions.declarative_automation.automation_condition_evaluator import (
-        AutomationConditionEvaluator,
-    )
+def _hold_milvus(instance):
+    """Another run holding the milvus slot: a run stops before vector_index until it is freed."""
+    from dagster import DagsterRun, DagsterRunStatus
     from dagster._core.utils import make_new_run_id
 
     from rag_assets.defs.jobs import INGEST_JOB
-    from rag_assets.instance import open_instance
 
-    settings = Settings(data_dir=tmp_path / "data")
-    settings.inbox_dir.mkdir(parents=True)
-    (settings.inbox_dir / "pumps.md").write_text("# Pumps\n\n## Priming\n\nPrime the pump first.\n")
-    instance = open_instance(settings)  # the repository's instance: pools of one slot
-    defs = build_defs(settings)
-    storage = instance.event_log_storage
-    # Another run holds the milvus slot: the inbox run stops before vector_index until it is freed.
     holder = instance.add_run(
         DagsterRun(job_name=INGEST_JOB, run_id=make_new_run_id(), status=DagsterRunStatus.STARTED)
     )
+    storage = instance.event_log_storage
     storage.initialize_concurrency_limit_to_default("milvus")
     assert storage.claim_concurrency_slot("milvus", holder.run_id, "vector_index").is_claimed
+    return holder
 
-    cursor = evaluate_automation_conditions(defs, instance).cursor
-    inbox_sensor = defs.get_sensor_def("inbox_sensor")
-    result = inbox_sensor(build_sensor_context(instance=instance, resources=defs.resources))
-    (add,) = result.dynamic_partitions_requests
-    instance.add_dynamic_partitions(add.partitions_def_name, list(add.partition_keys))
-    (request,) = result.run_requests
-    key = request.partition_key
-    cursor = evaluate_automation_conditions(defs, instance, cursor=cursor).cursor
 
-    # The run the daemon would launch for the request, executed here in a thread.
-    runs = []
-    job = defs.resolve_job_def(INGEST_JOB)
-    worker = threading.Thread(
-        target=lambda: runs.append(
-            job.execute_in_process(
-                partition_key=key,
-                instance=instance,
-                tags=request.tags,
-                asset_selection=request.asset_selection,
-                raise_on_error=False,
-            )
-        )
+def _requests_while_running_and_ending(defs, instance, key, cursor, execute, monkeypatch):
+    """Ticks while `execute` (in a thread) waits for the held milvus slot, then a tick during
+    which its last step ends: what each requested of `key`, and the run's result."""
+    from dagster import evaluate_automation_conditions
+    from dagster._core.definitions.declarative_automation.automation_condition_evaluator import (
+        AutomationConditionEvaluator,
     )
+
+    holder = _hold_milvus(instance)
+    runs = []
+    worker = threading.Thread(target=lambda: runs.append(execute()))
     worker.start()
     deadline = time.monotonic() + 600
     while not any(
@@ -147,8 +126,7 @@ def test_automation_requests_nothing_a_running_inbox_run_does_and_reacts_after_i
         assert worker.is_alive() and time.monotonic() < deadline, "the run never reached the pool"
         time.sleep(0.1)
     result = evaluate_automation_conditions(defs, instance, cursor=cursor)
-    assert _requested(result, key) == []
-    cursor = result.cursor
+    requested = [_requested(result, key)]
 
     # A tick reads updates from a snapshot taken as it starts and in-progress status live: the
     # run's last step ending in between is the interleaving that requested steps a second time.
@@ -156,17 +134,60 @@ def test_automation_requests_nothing_a_running_inbox_run_does_and_reacts_after_i
 
     def prefetch_then_let_the_run_finish(evaluator):
         prefetch(evaluator)
-        storage.free_concurrency_slots_for_run(holder.run_id)
+        instance.event_log_storage.free_concurrency_slots_for_run(holder.run_id)
         worker.join(timeout=600)
 
     monkeypatch.setattr(AutomationConditionEvaluator, "prefetch", prefetch_then_let_the_run_finish)
-    result = evaluate_automation_conditions(defs, instance, cursor=cursor)
-    monkeypatch.undo()
-    (run,) = runs
-    assert run.success
-    assert _requested(result, key) == []
     result = evaluate_automation_conditions(defs, instance, cursor=result.cursor)
-    assert _requested(result, key) == []
+    monkeypatch.undo()
+    requested.append(_requested(result, key))
+    result = evaluate_automation_conditions(defs, instance, cursor=result.cursor)
+    requested.append(_requested(result, key))
+    (run,) = runs
+    return requested, run, result.cursor
+
+
+def test_automation_requests_nothing_a_running_inbox_run_does_and_reacts_after_it(
+    tmp_path, monkeypatch
+):
+    from dagster import evaluate_automation_conditions
+
+    from rag_assets.defs.jobs import INGEST_JOB
+    from rag_assets.instance import open_instance
+
+    settings = Settings(data_dir=tmp_path / "data")
+    settings.inbox_dir.mkdir(parents=True)
+    (settings.inbox_dir / "pumps.md").write_text("# Pumps\n\n## Priming\n\nPrime the pump first.\n")
+    instance = open_instance(settings)  # the repository's instance: pools of one slot
+    defs = build_defs(settings)
+
+    cursor = evaluate_automation_conditions(defs, instance).cursor
+    inbox_sensor = defs.get_sensor_def("inbox_sensor")
+    result = inbox_sensor(build_sensor_context(instance=instance, resources=defs.resources))
+    (add,) = result.dynamic_partitions_requests
+    instance.add_dynamic_partitions(add.partitions_def_name, list(add.partition_keys))
+    (request,) = result.run_requests
+    key = request.partition_key
+    cursor = evaluate_automation_conditions(defs, instance, cursor=cursor).cursor
+
+    # The run the daemon would launch for the request.
+    job = defs.resolve_job_def(INGEST_JOB)
+    requested, run, cursor = _requests_while_running_and_ending(
+        defs,
+        instance,
+        key,
+        cursor,
+        lambda: job.execute_in_process(
+            partition_key=key,
+            instance=instance,
+            tags=request.tags,
+            asset_selection=request.asset_selection,
+            raise_on_error=False,
+        ),
+        monkeypatch,
+    )
+    assert run.success
+    assert requested == [[], [], []]
 
     # A real change once the run is over: parsed_documents alone materialized again (as from
     # the UI) flows down in one run.
@@ -174,8 +195,41 @@ def test_automation_requests_nothing_a_running_inbox_run_does_and_reacts_after_i
         partition_key=key, instance=instance, asset_selection=[AssetKey("parsed_documents")]
     )
     assert reparse.success
-    result = evaluate_automation_conditions(defs, instance, cursor=result.cursor)
+    result = evaluate_automation_conditions(defs, instance, cursor=cursor)
     assert _requested(result, key) == PIPELINE_BELOW_RAW[1:]
+
+
+def test_automation_requests_nothing_a_running_cli_ingest_run_does(tmp_path, monkeypatch):
+    """`rag-assets ingest` while the UI's daemon is up: its run is one the condition knows."""
+    from dagster import evaluate_automation_conditions
+
+    from rag_assets.defs.incremental import PIPELINE
+    from rag_assets.defs.ingest import _execute
+    from rag_assets.defs.partitions import documents_partitions
+    from rag_assets.instance import open_instance
+    from rag_assets.sources.keys import partition_key_for
+
+    settings = Settings(data_dir=tmp_path / "data")
+    settings.inbox_dir.mkdir(parents=True)
+    (settings.inbox_dir / "pumps.md").write_text("# Pumps\n\n## Priming\n\nPrime the pump first.\n")
+    instance = open_instance(settings)
+    defs = build_defs(settings)
+    cursor = evaluate_automation_conditions(defs, instance).cursor
+    # What the ingest does before its run: the document's partition, then every asset stale.
+    key = partition_key_for("pumps.md")
+    instance.add_dynamic_partitions(documents_partitions.name, [key])
+    cursor = evaluate_automation_conditions(defs, instance, cursor=cursor).cursor
+
+    requested, run, _ = _requests_while_running_and_ending(
+        defs,
+        instance,
+        key,
+        cursor,
+        lambda: _execute(instance, defs, key, tuple(PIPELINE), {}),
+        monkeypatch,
+    )
+    assert run.success
+    assert requested == [[], [], []]
 
 
 def test_automation_does_not_retry_a_failed_inbox_run(tmp_path):

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import pytest
+from dagster import AssetKey
+from dagster._core.definitions.selector import JobSubsetSelector
 from dagster._core.storage.tags import REPOSITORY_LABEL_TAG
 from dagster._core.workspace.context import WorkspaceProcessContext
 from dagster._core.workspace.load_target import WorkspaceFileTarget
 from dagster_graphql.test.utils import execute_dagster_graphql
 
 from rag_assets.cli import main
+from rag_assets.defs.incremental import PIPELINE
 from rag_assets.defs.ingest import WORKSPACE_YAML
 from rag_assets.defs.jobs import INGEST_JOB
 from rag_assets.instance import open_instance
@@ -20,13 +23,17 @@ LOCATION = "rag_assets"
 REPOSITORY = "__repository__"
 
 # The job page's Runs tab (runs of this job in this repository) and the Overview timeline
-# (every run, placed on its job's row by its repository origin).
+# (every run, placed on its job's row by its repository origin). A run names its steps, as the
+# inbox sensor's do: its snapshot is the job's subset for them, the job's own is its parent.
 JOB_RUNS = """
 query ($selector: PipelineSelector!, $labelTag: String!, $label: String!, $job: String!) {
   pipelineOrError(params: $selector) { ... on Pipeline { runs { runId } } }
   runsOrError(filter: {pipelineName: $job, tags: [{key: $labelTag, value: $label}]}) {
     ... on Runs {
-      results { runId pipelineSnapshotId repositoryOrigin { repositoryName repositoryLocationName } }
+      results {
+        runId pipelineSnapshotId parentPipelineSnapshotId assetSelection { path }
+        repositoryOrigin { repositoryName repositoryLocationName }
+      }
     }
   }
 }
@@ -52,9 +59,11 @@ def test_a_cli_ingest_run_is_a_run_of_the_code_locations_job(tmp_path, monkeypat
     target = WorkspaceFileTarget(paths=[str(WORKSPACE_YAML)])
     with WorkspaceProcessContext(instance, target) as process:
         context = process.create_request_context()
-        job = (
-            context.get_code_location(LOCATION).get_repository(REPOSITORY).get_full_job(INGEST_JOB)
-        )
+        location = context.get_code_location(LOCATION)
+        job = location.get_repository(REPOSITORY).get_full_job(INGEST_JOB)
+        # What the daemon creates for an inbox sensor request, which names every step.
+        steps = {AssetKey(a) for a in PIPELINE}
+        subset = location.get_job(JobSubsetSelector(LOCATION, REPOSITORY, INGEST_JOB, None, steps))
         answer = execute_dagster_graphql(
             context,
             JOB_RUNS,
@@ -79,11 +88,13 @@ def test_a_cli_ingest_run_is_a_run_of_the_code_locations_job(tmp_path, monkeypat
             "repositoryName": REPOSITORY,
             "repositoryLocationName": LOCATION,
         }
-        # The snapshot the webserver computes from the code location.
-        assert shown["pipelineSnapshotId"] == job.computed_job_snapshot_id
+        # The snapshots the webserver computes from the code location.
+        assert shown["pipelineSnapshotId"] == subset.computed_job_snapshot_id
+        assert shown["parentPipelineSnapshotId"] == job.computed_job_snapshot_id
+        assert {AssetKey(a["path"]) for a in shown["assetSelection"]} == steps
     served = job.get_python_origin()
     for run in runs:
-        assert run.job_snapshot_id == job.computed_job_snapshot_id
+        assert run.job_snapshot_id == subset.computed_job_snapshot_id
         # Where a run worker loads the job: the code location's module and its `defs`.
         ours = run.job_code_origin
         assert (ours.job_name, ours.executable_path) == (served.job_name, served.executable_path)

@@ -16,7 +16,7 @@ from dagster._core.storage.asset_check_execution_record import AssetCheckExecuti
 from dagster._core.storage.tags import PARTITION_NAME_TAG
 
 from rag_assets.defs.build import build_defs
-from rag_assets.defs.incremental import PIPELINE, PartitionPlan, plan_runs, report_changes
+from rag_assets.defs.incremental import PartitionPlan, plan_runs, report_changes
 from rag_assets.defs.jobs import INGEST_JOB
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.recovery import process_tags, recover_dead_runs, wait_for_pools
@@ -125,9 +125,10 @@ def job_origins(job_name: str):
 def _execute(instance: DagsterInstance, defs, key: str, assets: tuple[str, ...], run_config):
     """One run of the code location's ingest job for one document, executed in this process.
 
-    The run is created as the UI launches one (the job's origins and snapshot, the partition
-    tag) so it shows on the timeline and the job's Runs tab; executing it here keeps models
-    loaded once per process. The job's own executor runs the steps.
+    The run is created as the daemon launches the inbox sensor's (the job's origins, the
+    partition tag, the steps named) so it shows on the timeline and the job's Runs tab;
+    executing it here keeps models loaded once per process. The job's own executor runs the
+    steps.
     """
     from dagster._core.definitions.job_base import InMemoryJob
     from dagster._core.execution.api import execute_run
@@ -138,8 +139,9 @@ def _execute(instance: DagsterInstance, defs, key: str, assets: tuple[str, ...],
         job_def,
         run_config=run_config,
         tags={**job_def.run_tags, PARTITION_NAME_TAG: key, **process_tags()},
-        # The whole job when every asset runs: the run's snapshot is the job's own.
-        asset_selection={AssetKey(a) for a in assets} if assets != tuple(PIPELINE) else None,
+        # Named even when every asset runs: automation then knows this run executes the steps
+        # below a parent it updates, and requests none of them while it runs.
+        asset_selection={AssetKey(a) for a in assets},
         remote_job_origin=remote_origin,
         job_code_origin=python_origin,
     )
