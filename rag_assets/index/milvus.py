@@ -109,6 +109,9 @@ _lite_snapshot_filter = _NoLiteSnapshotWarning()
 _lite_users: dict[str, int] = {}  # Lite folder -> open MilvusIndex objects in this process
 _lite_holds: dict[str, Any] = {}  # Lite folder -> this process's FileLock on it
 LITE_WAIT_S = 600.0  # how long another rag_assets process's use of the Lite file is waited for
+# The engine is a local socket: pymilvus' keepalive pings (every 10 s, even between calls) only
+# make it answer "too_many_pings" with a GOAWAY that gRPC logs as an error on stderr.
+LITE_GRPC_OPTIONS = {"grpc.keepalive_time_ms": 2**31 - 1, "grpc.keepalive_permit_without_calls": 0}
 WAITING_TOUCH_S = 1.0  # a waiting process renews `<file>.waiting` this often
 
 
@@ -285,7 +288,7 @@ class MilvusIndex:
         for attempt in range(attempts):
             try:
                 _check_engine_free(self._lite_path)
-                client = MilvusClient(uri=self._lite_path)
+                client = MilvusClient(uri=self._lite_path, grpc_options=LITE_GRPC_OPTIONS)
                 break
             except ConnectionConfigException as exc:
                 if attempt == attempts - 1:
