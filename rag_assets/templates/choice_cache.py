@@ -9,15 +9,11 @@ the next materialization asks again.
 from __future__ import annotations
 
 import hashlib
-import logging
-import os
-import tempfile
 from collections.abc import Sequence
-from pathlib import Path
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-log = logging.getLogger(__name__)
+from rag_assets.json_cache import JsonCache
 
 
 def choice_key(
@@ -41,33 +37,9 @@ class CachedGuess(BaseModel):
         return choice_key(self.document_sha256, self.model, self.selector_version, self.templates)
 
 
-class ChoiceCache:
-    def __init__(self, root: Path) -> None:
-        self.root = Path(root)
-
-    def _path(self, key: str) -> Path:
-        return self.root / key[:2] / f"{key}.json"
+class ChoiceCache(JsonCache[CachedGuess]):
+    entry_type = CachedGuess
+    label = "template choice cache"
 
     def get(self, key: str) -> CachedGuess | None:
-        path = self._path(key)
-        try:
-            return CachedGuess.model_validate_json(path.read_bytes())
-        except FileNotFoundError:
-            return None
-        except (OSError, ValidationError) as error:
-            log.warning("ignoring unreadable template choice cache entry %s: %s", path, error)
-            return None
-
-    def put(self, entry: CachedGuess) -> Path:
-        path = self._path(entry.key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # Write then rename: a reader (another run, another process) never sees half a file.
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(entry.model_dump_json(indent=1))
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return path
+        return self.read(key)

@@ -1,0 +1,52 @@
+"""A folder of pydantic entries, one JSON file per key, written atomically."""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from pathlib import Path
+from typing import ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+log = logging.getLogger(__name__)
+
+Entry = TypeVar("Entry", bound=BaseModel)
+
+
+class JsonCache(Generic[Entry]):
+    """Entries under `root/<key[:2]>/<key>.json`; an unreadable entry is a miss, with a warning."""
+
+    entry_type: ClassVar[type[BaseModel]]
+    label: ClassVar[str]
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def read(self, key: str) -> Entry | None:
+        path = self._path(key)
+        try:
+            return self.entry_type.model_validate_json(path.read_bytes())  # type: ignore[return-value]
+        except FileNotFoundError:
+            return None
+        except (OSError, ValidationError) as error:
+            log.warning("ignoring unreadable %s entry %s: %s", self.label, path, error)
+            return None
+
+    def put(self, entry: Entry) -> Path:
+        path = self._path(entry.key)  # type: ignore[attr-defined]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Write then rename: a reader (another run, another process) never sees half a file.
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(entry.model_dump_json(indent=1))
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return path
