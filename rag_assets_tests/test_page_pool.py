@@ -11,7 +11,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from rag_assets.errors import ConfigurationError
+from rag_assets.errors import ConfigurationError, DocumentError
 from rag_assets.normalize.adapt import to_ir
 from rag_assets.parsers import layout_model, page_pool
 from rag_assets.parsers.layout_model import install_layout_model
@@ -163,7 +163,7 @@ def test_the_image_model_runs_its_prelus_as_leaky_relus_with_the_same_outputs() 
         np.testing.assert_allclose(after, before, rtol=0, atol=1e-4)
 
 
-def _long_report(path: Path) -> None:
+def _long_report(path: Path, seed: int = 13) -> None:
     """~25 pages: a cover title in the largest font (page 1 only), unnumbered chapter and
     section headings that fall anywhere on a page, sections running over page breaks,
     register tables, and a running footer."""
@@ -172,7 +172,7 @@ def _long_report(path: Path) -> None:
     from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
     from reportlab.platypus import Paragraph, SimpleDocTemplate, Table, TableStyle
 
-    rng = random.Random(13)
+    rng = random.Random(seed)
     styles = getSampleStyleSheet()
 
     def words(n: int) -> str:
@@ -301,3 +301,59 @@ def test_idle_period_defaults_to_a_minute_and_refuses_nonsense(
         monkeypatch.setenv(page_pool.IDLE_SECONDS_ENV, value)
         with pytest.raises(ConfigurationError, match=page_pool.IDLE_SECONDS_ENV):
             page_pool.idle_timeout()
+
+
+@pytest.mark.slow
+def test_a_parse_read_ahead_from_another_copy_is_taken_and_equals_a_fresh_parse(
+    tmp_path: Path,
+) -> None:
+    inbox = tmp_path / "inbox" / "report.pdf"
+    stored = tmp_path / "raw" / "doc-1" / "report.pdf"
+    inbox.parent.mkdir(parents=True)
+    stored.parent.mkdir(parents=True)
+    _long_report(inbox)
+    stored.write_bytes(inbox.read_bytes())
+    parser = PyMuPDFParser(workers=2)
+    fresh = parser.parse(stored)
+
+    assert parser.read_ahead(inbox)
+    assert len(page_pool.pending_read_ahead()) == 1
+    taken = parser.parse(stored)
+    assert page_pool.pending_read_ahead() == []
+    # The ranges were parsed from the inbox copy; nothing of that path is left in the output.
+    assert taken.model_dump() == fresh.model_dump()
+    assert str(inbox) not in taken.model_dump_json()
+
+
+@pytest.mark.slow
+def test_a_read_ahead_of_other_bytes_is_not_taken_and_is_dropped(tmp_path: Path) -> None:
+    first, second = tmp_path / "a.pdf", tmp_path / "b.pdf"
+    _long_report(first)
+    _long_report(second, seed=2)
+    parser = PyMuPDFParser(workers=2)
+    assert parser.read_ahead(first)
+    parsed = parser.parse(second)
+    assert parsed.source_path == str(second)
+    assert len(page_pool.pending_read_ahead()) == 1, "a.pdf's parse was taken for b.pdf"
+    page_pool.drop_read_ahead()
+    assert page_pool.pending_read_ahead() == []
+    # The workers are free again: the pool is not left counting a call in flight.
+    assert run_in_workers(2, pow, [(2, 3), (3, 2)]) == [8, 9]
+
+
+def test_nothing_is_read_ahead_for_short_broken_or_non_pdf_files(tmp_path: Path) -> None:
+    short = tmp_path / "short.pdf"
+    pymupdf = pytest.importorskip("pymupdf")
+    with pymupdf.open() as doc:
+        doc.new_page().insert_text((72, 72), "one page")
+        doc.save(short)
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(b"not a pdf at all")
+    parser = PyMuPDFParser(workers=2)
+    assert not parser.read_ahead(short)
+    assert not parser.read_ahead(broken)
+    assert not ParserRouter("auto", parse_workers=2).read_ahead(tmp_path / "notes.md", "md")
+    assert page_pool.pending_read_ahead() == []
+    # the broken file's own parse still says what is wrong with it
+    with pytest.raises(DocumentError, match="not a PDF"):
+        parser.parse(broken)

@@ -21,16 +21,20 @@ from rag_assets.defs.jobs import INGEST_JOB
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.recovery import process_tags, recover_dead_runs, wait_for_pools
 from rag_assets.defs.status import failure_reason, latest_metadata
+from rag_assets.errors import ConfigurationError, DocumentError
 from rag_assets.index.milvus import LiteHold
 from rag_assets.instance import hold_data_folder, open_instance
+from rag_assets.parsers.page_pool import drop_read_ahead
 from rag_assets.receipt import DocumentOutcome, place_in_inbox, receipt_digest, write_receipt
 from rag_assets.settings import Settings
+from rag_assets.sources.formats import detect_format
 from rag_assets.sources.inbox import scan_folder
 from rag_assets.sources.keys import partition_key_for
 
 # The code location `rag-assets ui` serves: workspace.yaml beside the package, else the module.
 WORKSPACE_YAML = Path(__file__).resolve().parents[2] / "workspace.yaml"
 LOCATION_MODULE = "rag_assets.definitions"
+PARSE = "parsed_documents"
 
 
 def _failed(outcome: DocumentOutcome, name: str, evaluation) -> None:
@@ -203,9 +207,12 @@ def _ingest(
             else {}
         ),
     }
+    to_parse = [p for p, k in zip(relative_paths, keys, strict=True) if PARSE in plans[k].assets]
+    parse_ahead = ParseAhead(resources, settings.inbox_dir, to_parse)
     # Milvus Lite's engine starts once for the whole ingest, not once per document.
-    with LiteHold(settings.resolved_milvus_uri) as engine:
+    with LiteHold(settings.resolved_milvus_uri) as engine, parse_ahead:
         for relative_path, key in zip(relative_paths, keys, strict=True):
+            parse_ahead.before(relative_path)
             outcomes.append(
                 _run_document(instance, defs, graph, plans[key], relative_path, run_config, engine)
             )
@@ -221,6 +228,44 @@ def _ingest(
         else:
             _leave_receipt(settings, instance, graph, relative_paths, keys)
     return outcomes
+
+
+class ParseAhead:
+    """Keeps the parse workers one document ahead of the runs: while a document's run chunks,
+    embeds and indexes on this process, the workers parse the next document (from its inbox
+    file; its run's parse takes the result when the fixed copy has the same bytes)."""
+
+    def __init__(self, resources: dict, inbox_dir: Path, relative_paths: list[str]) -> None:
+        self._parser = resources["parser"]
+        self._collections = resources["collections"]
+        self._inbox_dir = inbox_dir
+        self._queue = relative_paths  # the documents whose runs will parse, in run order
+        self._position = {path: i for i, path in enumerate(relative_paths)}
+        self._submitted = 0
+
+    def before(self, relative_path: str) -> None:
+        """This document's run starts now: have it and the one after it submitted, in order."""
+        if relative_path not in self._position:
+            return
+        upto = self._position[relative_path] + 2
+        for path in self._queue[self._submitted : upto]:
+            self._start(path)
+        self._submitted = max(self._submitted, upto)
+
+    def _start(self, relative_path: str) -> None:
+        path = self._inbox_dir / relative_path
+        try:
+            file_format = detect_format(path)
+            router = self._parser.router(self._collections.plan(relative_path).parser)
+            router.read_ahead(path, file_format)
+        except (DocumentError, ConfigurationError, OSError):
+            return  # the document's run meets it again and reports it
+
+    def __enter__(self) -> ParseAhead:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        drop_read_ahead()  # documents whose runs failed before parsing, or a stop
 
 
 def _run_document(

@@ -8,6 +8,10 @@ runs the whole-document passes itself. The workers pay their imports and model l
 (seconds) and serve every later document of the process; a small PDF never starts them.
 Each worker holds ~0.5 GiB, so workers left idle for RAG_ASSETS_PARSE_WORKERS_IDLE_S
 seconds (default 60) are stopped, and the next long PDF starts them again.
+
+A caller that knows what comes next (an ingest of many files) may read ahead: submit a
+document's ranges before its run asks for them, so the workers parse it while the run before
+it chunks, embeds and indexes on the main process. The run then takes the results by key.
 """
 
 from __future__ import annotations
@@ -17,9 +21,10 @@ import multiprocessing
 import os
 import signal
 import threading
-from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Hashable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -40,12 +45,23 @@ _pool: ProcessPoolExecutor | None = None
 _pool_workers = 0
 _calls_in_flight = 0
 _idle_timer: threading.Timer | None = None  # the clock started when the last call ended
+_ahead: dict[Hashable, ReadAhead] = {}  # submitted ahead of their call, by the caller's key
 
 T = TypeVar("T")
 
 
 class WorkerDied(RuntimeError):
     """A worker process ended while parsing (killed, out of memory, crashed in native code)."""
+
+
+@dataclass
+class ReadAhead:
+    """Jobs submitted before their call; they count as a call in flight until taken or dropped."""
+
+    pool: ProcessPoolExecutor
+    workers: int
+    futures: list[Future]
+    idle_seconds: float
 
 
 def available_cores(cgroup_root: Path = Path("/sys/fs/cgroup")) -> int:
@@ -89,14 +105,26 @@ def page_ranges(page_count: int, workers: int) -> list[range]:
 
 
 def run_in_workers(
-    workers: int, task: Callable[..., T], jobs: Sequence[tuple[Any, ...]]
+    workers: int,
+    task: Callable[..., T],
+    jobs: Sequence[tuple[Any, ...]],
+    ahead_key: Hashable | None = None,
 ) -> list[T]:
     """`task(*job)` for every job in the shared pool, results in the jobs' order.
+
+    With `ahead_key`, the results of the jobs submitted under that key by `read_ahead` are
+    taken instead, when they were read by `workers` workers and all succeeded; otherwise
+    (never submitted, a failure, a pool since replaced) `jobs` run now, so errors name what
+    this call asked for.
 
     An exception raised by a task is raised here as it was; a worker that dies takes the
     pool with it, so the pool is dropped (the next call starts a fresh one) and WorkerDied
     is raised.
     """
+    if ahead_key is not None:
+        taken = _take_ahead(ahead_key, workers)
+        if taken is not None:
+            return taken
     idle_seconds = idle_timeout()
     pool = _check_out(workers)
     futures = []
@@ -113,6 +141,67 @@ def run_in_workers(
         raise
     finally:
         _check_in(pool, idle_seconds)
+
+
+def read_ahead(
+    workers: int, task: Callable[..., Any], jobs: Sequence[tuple[Any, ...]], key: Hashable
+) -> None:
+    """Submit `task(*job)` for every job now, for a later `run_in_workers(..., ahead_key=key)`.
+
+    The workers take jobs in submission order, so a document read ahead after another is
+    parsed after it. Results nobody takes are held until `drop_read_ahead`.
+    """
+    idle_seconds = idle_timeout()
+    pool = _check_out(workers)
+    try:
+        futures = [pool.submit(task, *job) for job in jobs]
+    except BaseException:
+        _check_in(pool, idle_seconds)
+        raise
+    with _lock:
+        replaced = _ahead.pop(key, None)
+        _ahead[key] = ReadAhead(pool, workers, futures, idle_seconds)
+    if replaced is not None:
+        _release(replaced)
+
+
+def pending_read_ahead() -> list[Hashable]:
+    """The keys submitted ahead and not taken yet."""
+    with _lock:
+        return list(_ahead)
+
+
+def drop_read_ahead() -> None:
+    """Cancel and forget every read-ahead not taken (the caller is done)."""
+    with _lock:
+        dropped = list(_ahead.values())
+        _ahead.clear()
+    for entry in dropped:
+        _release(entry)
+
+
+def _take_ahead(key: Hashable, workers: int) -> list[Any] | None:
+    with _lock:
+        entry = _ahead.pop(key, None)
+    if entry is None:
+        return None
+    try:
+        if entry.workers != workers:
+            return None
+        return [future.result() for future in entry.futures]
+    except BrokenProcessPool:
+        _discard(entry.pool)
+        return None
+    except Exception:  # the call runs its own jobs and raises their error, naming its file
+        return None
+    finally:
+        _release(entry)
+
+
+def _release(entry: ReadAhead) -> None:
+    for future in entry.futures:
+        future.cancel()
+    _check_in(entry.pool, entry.idle_seconds)
 
 
 def idle_timeout() -> float:

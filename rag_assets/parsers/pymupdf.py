@@ -26,7 +26,14 @@ from typing import Any
 from rag_assets.errors import DocumentError
 from rag_assets.parsers.base import ParsedDocument
 from rag_assets.parsers.layout_model import install_layout_model
-from rag_assets.parsers.page_pool import WorkerDied, available_cores, page_ranges, run_in_workers
+from rag_assets.parsers.page_pool import (
+    WorkerDied,
+    available_cores,
+    page_ranges,
+    read_ahead,
+    run_in_workers,
+)
+from rag_assets.sources.inbox import sha256_file
 
 logger = logging.getLogger(__name__)
 
@@ -54,20 +61,47 @@ class PyMuPDFParser:
         doc, notes = _open_pdf(path)
         page_count = doc.page_count
         doc.close()
-        jobs = [
-            (str(path), list(pages), self.ocr) for pages in page_ranges(page_count, self.workers)
-        ]
+        jobs = self._jobs(path, page_count)
         if len(jobs) == 1:
             # No worker shares the cores: the model's ONNX sessions may use them all.
             results = [parse_page_range(*jobs[0], threads=available_cores())]
         else:
             try:
-                results = run_in_workers(self.workers, parse_page_range, jobs)
+                results = run_in_workers(
+                    self.workers, parse_page_range, jobs, self._ahead_key(path, jobs)
+                )
             except WorkerDied as error:
                 raise DocumentError(
                     f"{path}: parsing stopped, a parse worker died: {error}"
                 ) from None
         return self._joined(path, results, notes)
+
+    def read_ahead(self, path: Path) -> bool:
+        """Start parsing a long PDF's ranges in the workers now; a later `parse` of a file with
+        the same bytes (the run's fixed copy of it) takes the result. False: nothing started
+        (a short PDF parses in process; a file that cannot be opened is left to `parse`)."""
+        try:
+            _check_file_markers(path)
+            doc, _ = _open_pdf(path)
+        except DocumentError:
+            return False
+        page_count = doc.page_count
+        doc.close()
+        jobs = self._jobs(path, page_count)
+        if len(jobs) == 1:
+            return False
+        read_ahead(self.workers, parse_page_range, jobs, self._ahead_key(path, jobs))
+        return True
+
+    def _jobs(self, path: Path, page_count: int) -> list[tuple[str, list[int], bool]]:
+        return [
+            (str(path), list(pages), self.ocr) for pages in page_ranges(page_count, self.workers)
+        ]
+
+    @staticmethod
+    def _ahead_key(path: Path, jobs: list[tuple[str, list[int], bool]]) -> tuple:
+        """The same bytes parsed the same way, wherever the file lies."""
+        return ("pymupdf", sha256_file(path), tuple((tuple(p), ocr) for _, p, ocr in jobs))
 
     def _joined(self, path: Path, results: list[PageRange], notes: list[str]) -> ParsedDocument:
         import pymupdf
@@ -77,6 +111,7 @@ class PyMuPDFParser:
             for line in result.messages:
                 logger.debug("pymupdf4llm: %s", line)
         parsed = results[0].document
+        parsed.filename = str(path)  # a range read ahead was opened from another copy
         parsed.pages = [page for result in results for page in result.document.pages]
         _whole_document_header_levels(parsed.pages)
         ocr = _ocr_record(results, self.ocr)

@@ -81,6 +81,16 @@ class ParserRouter:
             fallbacks=[f"docling not used for PDF: {why_not}"],
         )
 
+    def read_ahead(self, path: Path, file_format: str) -> bool:
+        """Start parsing `path` before its `parse` is called, where the parser chosen for it can
+        (long PDFs in PyMuPDF's workers); False when nothing started."""
+        try:
+            choice = self.choose(file_format)
+        except ConfigurationError:
+            return False  # `parse` reports it
+        start = getattr(self.parser_for(choice.parser), "read_ahead", None)
+        return bool(start and start(path))
+
     def parse(self, path: Path, file_format: str) -> tuple[ParsedDocument, ParserChoice]:
         choice = self.choose(file_format)
         try:

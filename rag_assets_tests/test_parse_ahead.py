@@ -1,0 +1,88 @@
+"""An ingest keeps the parse workers one document ahead of its runs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+from rag_assets.defs.build import build_defs
+from rag_assets.defs.ingest import ParseAhead, ingest
+from rag_assets.normalize.adapt import to_ir
+from rag_assets.parsers import page_pool
+from rag_assets.parsers.page_pool import MIN_SPLIT_PAGES
+from rag_assets.parsers.pymupdf import PyMuPDFParser
+from rag_assets.settings import Settings
+from rag_assets.sources.inbox import sha256_file
+from rag_assets.storage import read_documents
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(autouse=True)
+def _stop_workers() -> Iterator[None]:
+    yield
+    page_pool.drop_read_ahead()
+    page_pool.shutdown()
+
+
+def _manual(path: Path, name: str) -> Path:
+    """A PDF long enough to be parsed in page ranges: one numbered section a page."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with pymupdf.open() as doc:
+        for number in range(1, MIN_SPLIT_PAGES + 3):
+            page = doc.new_page()
+            page.insert_text((72, 72), f"{number} {name} section {number}", fontsize=16)
+            body = f"The {name} unit reports status {number} after each transfer. " * 8
+            page.insert_textbox(pymupdf.Rect(72, 100, 520, 700), body, fontsize=11)
+        doc.save(path)
+    return path
+
+
+def _key_file(keys: list, files: list[Path]) -> list[str]:
+    """Which file each read-ahead key is for, by the bytes' hash in the key."""
+    by_hash = {sha256_file(f): f.name for f in files}
+    return [by_hash[key[1]] for key in keys]
+
+
+def test_each_run_has_its_document_and_the_next_submitted_in_run_order(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path / "data", parse_workers=2)
+    inbox = settings.inbox_dir
+    pdfs = [_manual(inbox / f"{name}.pdf", name) for name in ("pump", "valve", "fan")]
+    (inbox / "notes.md").write_text("# Notes\n\nShort.\n")
+    order = ["pump.pdf", "notes.md", "valve.pdf", "fan.pdf"]
+    to_parse = ["pump.pdf", "valve.pdf", "fan.pdf"]
+
+    with ParseAhead(build_defs(settings).resources, inbox, to_parse) as ahead:
+        ahead.before(order[0])
+        assert _key_file(page_pool.pending_read_ahead(), pdfs) == ["pump.pdf", "valve.pdf"]
+        ahead.before(order[1])  # a Markdown file is parsed in its own run, nothing to start
+        ahead.before(order[2])
+        assert _key_file(page_pool.pending_read_ahead(), pdfs) == [
+            "pump.pdf",
+            "valve.pdf",
+            "fan.pdf",
+        ]
+        ahead.before(order[3])  # nothing after the last
+        assert len(page_pool.pending_read_ahead()) == 3
+    # What no run took (here: all, as no run parsed) is dropped when the ingest ends.
+    assert page_pool.pending_read_ahead() == []
+
+
+def test_an_ingest_of_long_pdfs_stores_what_a_parse_of_each_alone_gives(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path / "data", parse_workers=2)
+    files = [_manual(tmp_path / "in" / f"{name}.pdf", name) for name in ("pump", "valve", "fan")]
+    outcomes = ingest(settings, files, log_level="ERROR")
+    assert [o.success for o in outcomes] == [True] * 3, [o.summary() for o in outcomes]
+    assert page_pool.pending_read_ahead() == []
+
+    stored, missing = read_documents(settings.asset_storage_root, [o.doc_id for o in outcomes])
+    assert not missing
+    alone = PyMuPDFParser(workers=1)
+    for document, path in zip(stored, files, strict=True):
+        expected = to_ir(alone.parse(path), doc_id=document.doc_id, source_sha256="0" * 64)
+        assert [(e.type, e.text, e.page_start) for e in document.elements] == [
+            (e.type, e.text, e.page_start) for e in expected.elements
+        ]
