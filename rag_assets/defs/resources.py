@@ -78,7 +78,7 @@ class EmbeddingResource(ConfigurableResource):
 
     model: str
     kind: str = "auto"
-    batch_size: int = 32
+    batch_size: int = 8  # see EmbeddingSpec.batch_size
     runtime: str = "onnx"  # onnx, onnx-int8 or flag (see rag_assets.embedding.models)
 
     def spec(self):

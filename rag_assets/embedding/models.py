@@ -46,7 +46,9 @@ class EmbeddingSpec(BaseModel):
 
     model: str = FALLBACK_SETTING  # "bundled:<name>", a local folder, or a hub name already cached
     kind: Literal["auto", "flag", "bge-m3"] = "auto"
-    batch_size: int = 32
+    # Small batches are faster on CPU: on 231 chunks of up to 256 tokens, sorted by length, ONNX
+    # fp32 ran 66 chunks/s at 32, 78 at 16, 82 at 8 (activations that stay in cache).
+    batch_size: int = 8
     max_length: int = 512
     query_instruction: str | None = None  # prepended to queries, e.g. for BGE v1.5 English models
     pooling: Pooling | None = None  # None: chosen from the model folder (see resolve_model)
