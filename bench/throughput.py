@@ -335,7 +335,7 @@ def main() -> None:
     parser.add_argument("--corpus-dir", type=Path, help="keep the generated corpus here")
     parser.add_argument("--parsers", default=",".join(PARSERS), help="parsers to time in parse")
     parser.add_argument("--embed-chunks", type=int, default=512, help="chunks per embed run")
-    parser.add_argument("--embed-batches", default="16,32,64", help="batch sizes to embed with")
+    parser.add_argument("--embed-batches", default="4,8,16,32", help="batch sizes to embed with")
     args = parser.parse_args()
     parts = set(args.parts.split(","))
     work = Path(tempfile.mkdtemp(prefix="rag-throughput-"))
