@@ -470,7 +470,7 @@ def test_words_split_by_spaces_joined_where_the_document_spells_them_whole() -> 
         para("Another article within the territory; the rest of other articles stand."),
         para("An article in force is one with a scope."),
         para("Visual Studio runs VisualStudio.exe, as VisualStudio.dll says."),
-        para("A rare form ula stays split; a unique splitt ing stays too."),
+        para("A rare form ula stays split; a unique splitt ing is joined."),
         para("中 华 inform ation 人民", bbox=None),
         DocumentElement(type="code", text="inform ation = 1"),
         table([["Art icle", "Value"], ["x", "y"]], 1),
@@ -486,16 +486,41 @@ def test_words_split_by_spaces_joined_where_the_document_spells_them_whole() -> 
         "An article in force is one with a scope.",
         # A capital opens a word: two names, not a split of the identifier.
         "Visual Studio runs VisualStudio.exe, as VisualStudio.dll says.",
-        # `formula` and `splitting` are never written whole in the document.
-        "A rare form ula stays split; a unique splitt ing stays too.",
+        # `formula` is never written whole and `form` and `ula` are both in the word list;
+        # `splitt` is no English word, `splitting` is one.
+        "A rare form ula stays split; a unique splitting is joined.",
         "中 华 information 人民",
     ]
     assert out[9].text == "inform ation = 1"
     assert out[10].table.grid()[0] == ["Article", "Value"]
     assert out[10].text == table_to_markdown(out[10].table)
-    assert joined == 6
+    assert joined == 7
     again, rejoined = join_split_words(out)
     assert again == out and rejoined == 0
+
+
+def test_a_letter_spaced_document_is_joined_even_where_it_never_spells_the_word_whole() -> None:
+    # As a EUR-Lex PDF's text layer splits them, the same way every time.
+    elements = [
+        heading("Article 33 Notification to the super visor y author ity"),
+        para("The controller shall notify the super visor y author ity whic h is competent."),
+        para("It shall take appropr iate measures in the context of emplo yment and protect io n."),
+        para("A super helmet is a part of it; an authority on pottery works with in reach."),
+        para("He worked with clay in the studio; the other part was his."),
+        # `sown` and `ef` are English words, yet a possessive and two variables.
+        para("The card's own slot holds e f and g."),
+    ]
+    out, joined = join_split_words(elements)
+    assert [e.text for e in out] == [
+        "## Article 33 Notification to the supervisory authority",
+        "The controller shall notify the supervisory authority which is competent.",
+        "It shall take appropriate measures in the context of employment and protection.",
+        # Only English words, each standing alone elsewhere: two words, kept apart.
+        "A super helmet is a part of it; an authority on pottery works with in reach.",
+        "He worked with clay in the studio; the other part was his.",
+        "The card's own slot holds e f and g.",
+    ]
+    assert joined == 8
 
 
 def test_spaces_between_cjk_characters_removed_latin_spacing_kept() -> None:

@@ -21,7 +21,7 @@ from rag_assets.sources.raw import RawDocument, capture_raw_document
 SOURCES_VERSION = "1"
 # Parsers: PyMuPDF records which pages OCR read and why (Markdown and HTML keep their typography).
 PARSE_VERSION = "3"
-NORMALIZE_VERSION = "5"  # IR repairs after every adapter; numbered heading lines in paragraphs
+NORMALIZE_VERSION = "6"  # IR repairs: words split by letter-spacing joined by an English word list
 
 
 def _document_failure(context: AssetExecutionContext, error: Exception) -> Failure:

@@ -3,6 +3,7 @@ spaces injected between CJK characters."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -18,7 +19,8 @@ _HYPHEN_BREAK = re.compile(r"([A-Za-z]*[a-z])-\n([a-z][A-Za-z]*)")
 _WORD = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*")
 # A run of Latin letters (accented ones too) between word boundaries; CJK is never a fragment.
 _LATIN = "A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f"
-_LATIN_WORD = re.compile(rf"(?<![\w-])[{_LATIN}]+(?![\w-])")
+# The `s` of `card's` belongs to its word: no fragment starts after an apostrophe.
+_LATIN_WORD = re.compile(rf"(?<![\w'’-])[{_LATIN}]+(?![\w-])")
 # Letter-spacing in a PDF's text layer splits a word in two or three (`Territor ial`,
 # `interm ediar y`); a longer run is text spaced on purpose.
 _MAX_FRAGMENTS = 3
@@ -63,40 +65,87 @@ def join_hyphenated(elements: list[DocumentElement]) -> tuple[list[DocumentEleme
 
 
 def join_split_words(elements: list[DocumentElement]) -> tuple[list[DocumentElement], int]:
-    """`Territor ial scope` -> `Territorial scope` when the document spells `territorial`
-    unbroken elsewhere and one of the fragments never stands alone as a word in it.
+    """`Territor ial scope` -> `Territorial scope`: runs of two or three fragments one space
+    apart are joined when the join is a word and one of the fragments never stands alone as a
+    word in the document. The join is a word when the document spells it whole elsewhere, or
+    when it is an English word and a fragment is none (`author ity`, `appropr iate`,
+    `super visor y`: a single letter other than `a` and `I` is no word).
 
-    The document's own words are the dictionary: a fragment that is no word of the document
-    shows the space is spurious, the joined word that it is a split. Two real words (`an
-    other`, `with in`) both stand alone elsewhere and stay apart; a word the document never
-    spells whole stays split.
+    A PDF's letter-spacing splits a word the same way every time, so the document may never
+    spell it whole: English words come from a word list then. Two real words (`an other`,
+    `with in`) both stand alone elsewhere and stay apart, and so does a run of English words
+    whose join the document never writes (`form ula`).
     """
     texts = [text for element in elements for text in _prose_texts(element)]
     seen: Counter[str] = Counter(m[0].lower() for text in texts for m in _LATIN_WORD.finditer(text))
+    words = english_words()
+
+    def candidate(fragments: list[str]) -> bool:
+        joined = "".join(fragments).lower()
+        if seen[joined]:
+            return True
+        # Letters in a row (`e f`, a list of variables) are no split word.
+        return (
+            joined in words
+            and max(map(len, fragments)) >= 3
+            and not all(_is_word(f.lower(), words) for f in fragments)
+        )
+
     # A fragment counts as a word only where it stands outside every candidate run.
     in_runs: Counter[str] = Counter(
-        f.lower() for text in texts for _, _, run in _split_spans(text, seen) for f in run
+        m[0].lower() for text in texts for run in _split_runs(text, candidate) for m in run
     )
     alone = {f: seen[f] - in_runs[f] for f in in_runs}
+
+    def fragments(run: list[re.Match[str]]) -> list[str]:
+        return [m[0] for m in run]
 
     def fix(text: str) -> tuple[str, int]:
         pieces: list[str] = []
         cursor = count = 0
-        for start, end, fragments in _split_spans(text, seen):
-            if min(alone[f.lower()] for f in fragments) > 0:
+        for run in _split_runs(text, candidate):
+            # A word standing alone elsewhere at either end of a run is a word of its own
+            # (`cour t in` is `court in`, `a system atic` is `a systematic`).
+            while len(run) > 2 and alone[run[0][0].lower()] and candidate(fragments(run[1:])):
+                run = run[1:]
+            while len(run) > 2 and alone[run[-1][0].lower()] and candidate(fragments(run[:-1])):
+                run = run[:-1]
+            if min(alone[m[0].lower()] for m in run) > 0 or _stray_letter(run, alone):
                 continue
-            pieces += [text[cursor:start], "".join(fragments)]
-            cursor, count = end, count + 1
+            pieces += [text[cursor : run[0].start()], "".join(fragments(run))]
+            cursor, count = run[-1].end(), count + 1
         return "".join(pieces) + text[cursor:], count
 
     return _map_prose(elements, fix, paged_only=False)
 
 
-def _split_spans(text: str, seen: Counter[str]) -> list[tuple[int, int, list[str]]]:
-    """(start, end, fragments) of runs of words one space apart whose join is a word the
-    document uses, longest run first, left to right."""
+def _stray_letter(run: list[re.Match[str]], alone: dict[str, int]) -> bool:
+    """A single letter that letter-spacing cannot have cut off: one that opens the run, or
+    follows a word standing alone elsewhere (`f and` are a variable and a word)."""
+    return any(
+        len(m[0]) == 1 and (i == 0 or alone[run[i - 1][0].lower()] > 0) for i, m in enumerate(run)
+    )
+
+
+def _is_word(fragment: str, words: frozenset[str]) -> bool:
+    # The word list holds every letter; split words leave single letters behind (`whic h`).
+    return (len(fragment) > 1 or fragment in ("a", "i")) and fragment in words
+
+
+@functools.cache
+def english_words() -> frozenset[str]:
+    """English words, lowercase: the word list Unstructured ships (430,000 words, from NLTK's
+    and other lists), loaded once per process (0.3 s)."""
+    from unstructured.nlp.english_words import ENGLISH_WORDS
+
+    return frozenset(w.lower() for w in ENGLISH_WORDS if w)
+
+
+def _split_runs(text: str, candidate: Callable[[list[str]], bool]) -> list[list[re.Match[str]]]:
+    """Runs of words one space apart that are `candidate` splits, longest run first, left to
+    right."""
     words = list(_LATIN_WORD.finditer(text))
-    spans: list[tuple[int, int, list[str]]] = []
+    runs: list[list[re.Match[str]]] = []
     i = 0
     while i < len(words):
         for size in range(_MAX_FRAGMENTS, 1, -1):
@@ -109,12 +158,12 @@ def _split_spans(text: str, seen: Counter[str]) -> list[tuple[int, int, list[str
             # A capital after the first fragment starts a word (`Visual Studio` is no split
             # of `VisualStudio`), unless the whole run is in capitals (`TERRITOR IAL`).
             camel = any(f[0].isupper() for f in fragments[1:]) and not "".join(fragments).isupper()
-            if not camel and seen["".join(fragments).lower()]:
-                spans.append((group[0].start(), group[-1].end(), fragments))
+            if not camel and candidate(fragments):
+                runs.append(group)
                 i += size - 1
                 break
         i += 1
-    return spans
+    return runs
 
 
 def remove_cjk_spaces(elements: list[DocumentElement]) -> tuple[list[DocumentElement], int]:
