@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Set
 
 from rag_assets.contracts.ir import DocumentElement, TableData
 from rag_assets.tables.to_markdown import table_to_markdown
@@ -127,18 +127,18 @@ def _stray_letter(run: list[re.Match[str]], alone: dict[str, int]) -> bool:
     )
 
 
-def _is_word(fragment: str, words: frozenset[str]) -> bool:
+def _is_word(fragment: str, words: Set[str]) -> bool:
     # The word list holds every letter; split words leave single letters behind (`whic h`).
     return (len(fragment) > 1 or fragment in ("a", "i")) and fragment in words
 
 
 @functools.cache
-def english_words() -> frozenset[str]:
+def english_words() -> Set[str]:
     """English words, lowercase: the word list Unstructured ships (430,000 words, from NLTK's
     and other lists), loaded once per process (0.3 s)."""
     from unstructured.nlp.english_words import ENGLISH_WORDS
 
-    return frozenset(w.lower() for w in ENGLISH_WORDS if w)
+    return ENGLISH_WORDS
 
 
 def _split_runs(text: str, candidate: Callable[[list[str]], bool]) -> list[list[re.Match[str]]]:
