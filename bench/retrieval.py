@@ -13,6 +13,8 @@ A SQuAD or CMRC file is passage retrieval: each paragraph is a document of its o
 `--runtimes flag onnx onnx-int8` repeats the whole comparison per embedding runtime on the same
 parsed documents and ends with their MRR@10 side by side. `--analyzer` indexes BM25 with another
 analyzer (a name the index knows, or Milvus `analyzer_params` as JSON), to compare analyzers.
+`--bm25-k1 1.2 0.9 --bm25-b 0.75 0.4` indexes with every k1 and b pair in turn, the chunks
+embedded once, and ends with their MRR@10 side by side.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from rag_assets.embedding.models import EmbeddingSpec
+from rag_assets.embedding.models import Embedder, EmbeddingBatch, EmbeddingSpec
 from rag_assets.embedding.selection import select_embedder
 from rag_assets.index.milvus import MilvusIndex
 from rag_assets.parsers.routing import ParserRouter
@@ -68,6 +70,31 @@ def _analyzer(value: str) -> str | dict:
     return json.loads(value) if value.lstrip().startswith("{") else value
 
 
+class ReusedEmbeddings:
+    """The embedder, with each template's chunks encoded once for every BM25 setting."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+        self._documents: dict[tuple[str, ...], EmbeddingBatch] = {}
+
+    def __getattr__(self, name: str):
+        return getattr(self._embedder, name)
+
+    def encode_documents(self, texts: list[str]) -> EmbeddingBatch:
+        key = tuple(texts)
+        if key not in self._documents:
+            self._documents[key] = self._embedder.encode_documents(texts)
+        return self._documents[key]
+
+
+def print_side_by_side(title: str, mrr: dict[str, dict[str, float]]) -> None:
+    print(f"\n## MRR@10 per {title} (same chunks)\n")
+    print("| run / slice | " + " | ".join(mrr) + " |")
+    print("|---|" + "---:|" * len(mrr))
+    for key in next(iter(mrr.values())):
+        print(f"| {key} | " + " | ".join(f"{m.get(key, 0):.3f}" for m in mrr.values()) + " |")
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--set", default="sample", help="sample, fixtures, or a path")
@@ -84,6 +111,12 @@ def main(argv: list[str]) -> int:
         '{"type": "stemmer", "language": "english"}]}\'); default: the configured one',
     )
     parser.add_argument(
+        "--bm25-k1", type=float, nargs="+", help="BM25 k1 values (default: the configured one)"
+    )
+    parser.add_argument(
+        "--bm25-b", type=float, nargs="+", help="BM25 b values (default: the configured one)"
+    )
+    parser.add_argument(
         "--runtimes",
         nargs="+",
         choices=["flag", "onnx", "onnx-int8"],
@@ -93,6 +126,11 @@ def main(argv: list[str]) -> int:
 
     settings = Settings.from_env()
     analyzer = _analyzer(args.analyzer) if args.analyzer else settings.text_analyzer
+    bm25 = [
+        (k1, b)
+        for k1 in args.bm25_k1 or [settings.bm25_k1]
+        for b in args.bm25_b or [settings.bm25_b]
+    ]
     started = time.perf_counter()
     if args.set in NAMED_SETS:
         set_path, paths = NAMED_SETS[args.set]
@@ -127,43 +165,45 @@ def main(argv: list[str]) -> int:
             if reason:
                 print(reason)
         counter = TokenizerCounter.from_model_dir(embedder.model_dir)
-        with tempfile.TemporaryDirectory() as folder:
-            uri = str(Path(folder) / "milvus.db")
-            comparison = compare_templates(
-                documents,
-                questions,
-                run_specs(args.templates, args.single or None),
-                embedder,
-                counter,
-                lambda prefix, uri=uri: MilvusIndex(
-                    uri, collection_prefix=prefix, text_analyzer=analyzer
-                ),
-                options=options,
-                fusion=settings.fusion,
-                log=print,
-            )
-        print(f"\n## runtime {embedder.runtime}\n")
-        print(comparison.markdown_table())
-        print()
-        for run in comparison.runs:
-            print(f"{run.name}: {run.chunks} chunks, templates {run.templates_used}")
-            if args.misses:
-                for miss in run.misses:
-                    print(f"    {miss}")
-        if comparison.skipped:
-            print(f"skipped (document not in the set): {comparison.skipped}")
-        flat = comparison.flat_metrics()
-        mrr[embedder.runtime] = {
-            k[: -len("/mrr@10")]: v for k, v in flat.items() if k.endswith("/mrr@10")
-        }
+        reused = ReusedEmbeddings(embedder)
+        for k1, b in bm25:
+            with tempfile.TemporaryDirectory() as folder:
+                uri = str(Path(folder) / "milvus.db")
+                comparison = compare_templates(
+                    documents,
+                    questions,
+                    run_specs(args.templates, args.single or None),
+                    reused,
+                    counter,
+                    lambda prefix, uri=uri, k1=k1, b=b: MilvusIndex(
+                        uri,
+                        collection_prefix=prefix,
+                        text_analyzer=analyzer,
+                        bm25_k1=k1,
+                        bm25_b=b,
+                    ),
+                    options=options,
+                    fusion=settings.fusion,
+                    log=print,
+                )
+            label = f"{embedder.runtime} k1={k1:g} b={b:g}" if len(bm25) > 1 else embedder.runtime
+            print(f"\n## runtime {label}\n")
+            print(comparison.markdown_table())
+            print()
+            for run in comparison.runs:
+                print(f"{run.name}: {run.chunks} chunks, templates {run.templates_used}")
+                if args.misses:
+                    for miss in run.misses:
+                        print(f"    {miss}")
+            if comparison.skipped:
+                print(f"skipped (document not in the set): {comparison.skipped}")
+            flat = comparison.flat_metrics()
+            mrr[label] = {k[: -len("/mrr@10")]: v for k, v in flat.items() if k.endswith("/mrr@10")}
     if len(mrr) > 1:
-        print("\n## MRR@10 per embedding runtime (same chunks)\n")
-        print("| run / slice | " + " | ".join(mrr) + " |")
-        print("|---|" + "---:|" * len(mrr))
-        for key in next(iter(mrr.values())):
-            print(f"| {key} | " + " | ".join(f"{m.get(key, 0):.3f}" for m in mrr.values()) + " |")
+        print_side_by_side("embedding runtime and BM25 k1, b", mrr)
     print(
         f"\nmodel {settings.embedding_model}, analyzer {args.analyzer or settings.text_analyzer}, "
+        f"BM25 k1, b {', '.join(f'{k1:g}/{b:g}' for k1, b in bm25)}, "
         f"{time.perf_counter() - started:.0f} s in all"
     )
     return 0

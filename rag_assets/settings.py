@@ -48,6 +48,9 @@ class Settings(BaseModel):
     milvus_uri: str | None = None  # default: a Milvus Lite file under data_dir
     milvus_token: str | None = None
     text_analyzer: str = "jieba"  # BM25: "jieba" (Chinese and English alike) or "standard"
+    # BM25's k1 and b, fixed when a collection is made; README, Retrieval evaluation.
+    bm25_k1: float = Field(default=1.2, ge=0, le=3)
+    bm25_b: float = Field(default=0.75, ge=0, le=1)
     fusion: FusionSettings = Field(default_factory=FusionSettings)  # RAG_ASSETS_FUSION_*
     # Symbolic links in the inbox that lead out of it are skipped unless this is on.
     inbox_follow_symlinks: bool = False
@@ -85,6 +88,8 @@ class Settings(BaseModel):
             "milvus_uri": _env("RAG_ASSETS_MILVUS_URI"),
             "milvus_token": _env("RAG_ASSETS_MILVUS_TOKEN"),
             "text_analyzer": _env("RAG_ASSETS_TEXT_ANALYZER"),
+            "bm25_k1": _env("RAG_ASSETS_BM25_K1"),
+            "bm25_b": _env("RAG_ASSETS_BM25_B"),
             "fusion": FusionSettings.from_env(),
             "inbox_follow_symlinks": _env("RAG_ASSETS_INBOX_FOLLOW_SYMLINKS"),
             "max_file_mb": _env("RAG_ASSETS_MAX_FILE_MB"),

@@ -119,6 +119,8 @@ def build_defs(settings: Settings) -> Definitions:
                 uri=_secret(settings.resolved_milvus_uri, "RAG_ASSETS_MILVUS_URI"),
                 token=_secret(settings.milvus_token, "RAG_ASSETS_MILVUS_TOKEN"),
                 text_analyzer=settings.text_analyzer,
+                bm25_k1=settings.bm25_k1,
+                bm25_b=settings.bm25_b,
             ),
         },
     )

@@ -39,6 +39,7 @@ from dagster._core.storage.tags import PARTITION_NAME_TAG
 from dagster._time import get_current_datetime
 
 from rag_assets.defs.partitions import documents_partitions
+from rag_assets.index.milvus import ENGINE_BM25
 from rag_assets.sources.inbox import InboxFile, scan_folder, sha256_file
 
 # The executable assets in graph order, and the observed source each one reads besides its parents.
@@ -111,6 +112,15 @@ def _vision_settings(r) -> str:
     )
 
 
+def _index_settings(r) -> str:
+    bm25 = (r.milvus.bm25_k1, r.milvus.bm25_b)
+    return digest(
+        {"uri": r.milvus.uri, "analyzer": r.milvus.text_analyzer, "model": r.embedding.model}
+        # The engine's own k1 and b keep the version indexes had before these were settings.
+        | ({"bm25": list(bm25)} if bm25 != ENGINE_BM25 else {})
+    )
+
+
 # How each observed asset's version is read: per document, or one for all documents.
 PER_DOCUMENT: dict[str, Callable[[Any, InboxFile], str]] = {
     "inbox_files": lambda r, file: sha256_file(file.path),
@@ -124,9 +134,7 @@ SHARED: dict[str, Callable[[Any], str]] = {
         # FlagEmbedding keeps the digest it had; another runtime's vectors differ, so re-embed.
         | ({"runtime": v} if (v := r.embedding.vectors_version()) else {})
     ),
-    "index_settings": lambda r: digest(
-        {"uri": r.milvus.uri, "analyzer": r.milvus.text_analyzer, "model": r.embedding.model}
-    ),
+    "index_settings": _index_settings,
 }
 DESCRIPTIONS = {
     "inbox_files": "A document's file in the inbox; its data version is the file's sha256.",
@@ -134,7 +142,7 @@ DESCRIPTIONS = {
     "template_settings": "The template and options a document gets, the tokenizer and any LLM.",
     "vision_settings": "The vision model and rendering options for tables.",
     "embedding_settings": "The embedding model, its kind and the runtime that encodes with it.",
-    "index_settings": "The Milvus URI, the text analyzer and the model the collection is named after.",
+    "index_settings": "The Milvus URI, the text analyzer, BM25's k1 and b and the model the collection is named after.",
 }
 
 

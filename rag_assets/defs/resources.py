@@ -165,12 +165,20 @@ class MilvusResource(ConfigurableResource):
     uri: str
     token: str | None = None
     text_analyzer: str = "jieba"
+    bm25_k1: float = 1.2
+    bm25_b: float = 0.75
 
     @contextmanager
     def open(self) -> Iterator:
         from rag_assets.index.milvus import MilvusIndex
 
-        index = MilvusIndex(self.uri, token=self.token, text_analyzer=self.text_analyzer)
+        index = MilvusIndex(
+            self.uri,
+            token=self.token,
+            text_analyzer=self.text_analyzer,
+            bm25_k1=self.bm25_k1,
+            bm25_b=self.bm25_b,
+        )
         try:
             yield index
         finally:

@@ -32,6 +32,11 @@ field) is accepted but ignored by this engine, every row going through `standard
 15 of 16 top-1 (MRR@5 .97). A newer Milvus server supports the multi-language analyzer, but the
 same jieba analyzer keeps Lite and server results alike. Each row still records its detected
 `language`, for filters and for a server-side multi-language analyzer.
+
+BM25's k1 and b are index parameters, fixed when a collection is made and recorded beside the
+analyzer (the engine ignores them as search parameters). The defaults are the engine's own, 1.2
+and 0.75: lower b or k1 lifted BM25 alone but moved the fused templates both ways, one question
+at a time (README, Retrieval evaluation).
 """
 
 from __future__ import annotations
@@ -86,6 +91,14 @@ ANALYZERS: dict[str, dict[str, Any]] = {
     "standard": {"type": "standard"},
 }
 DEFAULT_ANALYZER = "jieba"
+# BM25's term-frequency saturation (k1) and length normalisation (b), index parameters of the
+# engine: they are fixed when the collection is made (search parameters are ignored), within
+# the ranges the engine accepts.
+ENGINE_BM25 = (1.2, 0.75)  # the engine's own k1 and b, which collections got before
+DEFAULT_BM25_K1, DEFAULT_BM25_B = ENGINE_BM25
+UNRECORDED_BM25 = {"rag.bm25_k1": repr(ENGINE_BM25[0]), "rag.bm25_b": repr(ENGINE_BM25[1])}
+BM25_K1_RANGE = (0.0, 3.0)
+BM25_B_RANGE = (0.0, 1.0)
 # Milvus refuses an empty sparse vector, but a learned model may give a chunk no positive weight
 # (and callers may pass None for it). This id lies beyond every tokenizer's vocabulary, so no
 # query ever matches it.
@@ -248,6 +261,8 @@ class MilvusIndex:
         token: str | None = None,
         collection_prefix: str = "rag_chunks",
         text_analyzer: str | dict = DEFAULT_ANALYZER,
+        bm25_k1: float = DEFAULT_BM25_K1,
+        bm25_b: float = DEFAULT_BM25_B,
     ) -> None:
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", collection_prefix):
             raise ConfigurationError(
@@ -262,6 +277,8 @@ class MilvusIndex:
                 )
             text_analyzer = ANALYZERS[text_analyzer]
         self.text_analyzer = text_analyzer
+        self.bm25_k1 = _in_range("bm25_k1", bm25_k1, BM25_K1_RANGE)
+        self.bm25_b = _in_range("bm25_b", bm25_b, BM25_B_RANGE)
         # pymilvus treats a uri ending in .db as a Milvus Lite folder.
         self._lite_path = str(Path(uri).resolve()) if uri.endswith(".db") else None
         self._loaded: dict[str, bool] = {}  # collection -> has a sparse_learned field
@@ -362,8 +379,8 @@ class MilvusIndex:
         """Create the model's collection, or check that the existing one was made for it.
 
         Different model names can sanitize to one collection name, so the model name, the
-        dimension, the sparse head and the analyzer are recorded as collection properties and
-        compared on reuse, after the schema version.
+        dimension, the sparse head, the analyzer and BM25's k1 and b are recorded as collection
+        properties and compared on reuse, after the schema version.
         """
         name = self.collection_name(model_name, dim)
         wanted = {
@@ -372,17 +389,21 @@ class MilvusIndex:
             "rag.dim": str(dim),
             "rag.has_sparse": str(has_sparse).lower(),
             "rag.text_analyzer": json.dumps(self.text_analyzer, sort_keys=True),
+            "rag.bm25_k1": repr(self.bm25_k1),
+            "rag.bm25_b": repr(self.bm25_b),
         }
         if self._client.has_collection(name):
-            found = self._check_schema(name)
+            # Collections made before k1 and b were recorded have the engine's own.
+            found = {**UNRECORDED_BM25, **self._check_schema(name)}
             mismatch = {k: (found.get(k), v) for k, v in wanted.items() if found.get(k) != v}
             if mismatch:
                 details = "; ".join(
                     f"{k}: has {h!r}, wanted {w!r}" for k, (h, w) in mismatch.items()
                 )
                 raise ConfigurationError(
-                    f"collection {name!r} at {redact_url(self.uri)} was made for another model or analyzer "
-                    f"({details}); use another collection_prefix or drop the collection"
+                    f"collection {name!r} at {redact_url(self.uri)} was made for another model, "
+                    f"analyzer or BM25 parameters ({details}); use another collection_prefix or "
+                    f"drop the collection and re-index"
                 )
         else:
             self._create(name, dim, has_sparse, wanted)
@@ -430,7 +451,12 @@ class MilvusIndex:
         indexes = self._client.prepare_index_params()
         # FLAT: exact, and immune to duplicate vectors; IP over unit vectors (module docstring).
         indexes.add_index("dense", index_type="FLAT", metric_type="IP")
-        indexes.add_index("sparse_bm25", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
+        indexes.add_index(
+            "sparse_bm25",
+            index_type="SPARSE_INVERTED_INDEX",
+            metric_type="BM25",
+            params={"bm25_k1": self.bm25_k1, "bm25_b": self.bm25_b},
+        )
         if has_sparse:
             indexes.add_index(
                 "sparse_learned", index_type="SPARSE_INVERTED_INDEX", metric_type="IP"
@@ -799,6 +825,14 @@ class LiteHold:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _in_range(name: str, value: float, bounds: tuple[float, float]) -> float:
+    """The value as a float, refused before Milvus would refuse the index of a new collection."""
+    low, high = bounds
+    if not low <= value <= high:
+        raise ConfigurationError(f"{name} {value} is outside [{low}, {high}], the engine's range")
+    return float(value)
 
 
 def _recorded_schema(description: dict[str, Any]) -> dict[str, str]:

@@ -255,6 +255,8 @@ def open_retriever(
         settings.resolved_milvus_uri,
         token=settings.milvus_token,
         text_analyzer=settings.text_analyzer,
+        bm25_k1=settings.bm25_k1,
+        bm25_b=settings.bm25_b,
         **prefix,
     ) as index:
         collection = index.collection_name(embedder.name, embedder.dimension)

@@ -122,6 +122,8 @@ def retrieval_evaluation(
             token=milvus.token,
             collection_prefix=prefix,
             text_analyzer=milvus.text_analyzer,
+            bm25_k1=milvus.bm25_k1,
+            bm25_b=milvus.bm25_b,
         )
 
     try:
