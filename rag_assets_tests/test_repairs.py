@@ -468,9 +468,9 @@ def test_words_split_by_spaces_joined_where_the_document_spells_them_whole() -> 
         para("The inform ation on its territorial scope. An other article, with in reach."),
         para("Information is kept; interm ediar y bodies act as intermediary bodies."),
         para("Another article within the territory; the rest of other articles stand."),
-        para("An article in force is one with a scope."),
+        para("An article in the law is one with a scope."),
         para("Visual Studio runs VisualStudio.exe, as VisualStudio.dll says."),
-        para("A rare form ula stays split; a unique splitt ing is joined."),
+        para("A rare form ula is joined; a unique splitt ing is joined."),
         para("中 华 inform ation 人民", bbox=None),
         DocumentElement(type="code", text="inform ation = 1"),
         table([["Art icle", "Value"], ["x", "y"]], 1),
@@ -483,20 +483,33 @@ def test_words_split_by_spaces_joined_where_the_document_spells_them_whole() -> 
         "The information on its territorial scope. An other article, with in reach.",
         "Information is kept; intermediary bodies act as intermediary bodies.",
         "Another article within the territory; the rest of other articles stand.",
-        "An article in force is one with a scope.",
+        "An article in the law is one with a scope.",
         # A capital opens a word: two names, not a split of the identifier.
         "Visual Studio runs VisualStudio.exe, as VisualStudio.dll says.",
-        # `formula` is never written whole and `form` and `ula` are both in the word list;
-        # `splitt` is no English word, `splitting` is one.
-        "A rare form ula stays split; a unique splitting is joined.",
+        # `splitt` is no English word, `splitting` is one; with five such clear splits the
+        # document is letter-spaced, so `form ula` (both in the word list) is a split too.
+        "A rare formula is joined; a unique splitting is joined.",
         "中 华 information 人民",
     ]
     assert out[9].text == "inform ation = 1"
     assert out[10].table.grid()[0] == ["Article", "Value"]
     assert out[10].text == table_to_markdown(out[10].table)
-    assert joined == 7
+    assert joined == 8
     again, rejoined = join_split_words(out)
     assert again == out and rejoined == 0
+
+
+def test_outside_letter_spaced_documents_a_run_of_english_words_stays_apart() -> None:
+    elements = [
+        para("A rare form ula stays split in a clean text, the rest is prose."),
+        para("One splitt ing is joined: splitt is no English word."),
+    ]
+    out, joined = join_split_words(elements)
+    assert [e.text for e in out] == [
+        "A rare form ula stays split in a clean text, the rest is prose.",
+        "One splitting is joined: splitt is no English word.",
+    ]
+    assert joined == 1
 
 
 def test_a_letter_spaced_document_is_joined_even_where_it_never_spells_the_word_whole() -> None:
@@ -509,6 +522,9 @@ def test_a_letter_spaced_document_is_joined_even_where_it_never_spells_the_word_
         para("He worked with clay in the studio; the other part was his."),
         # `sown` and `ef` are English words, yet a possessive and two variables.
         para("The card's own slot holds e f and g."),
+        # `carryout` is a word too, but `out` stands alone: a phrase; `refer` and `red` never do.
+        para("Controllers carry out checks, out of reach, as refer red to above."),
+        para("There is the re\u2011use of data."),  # a non-breaking hyphen: `re‑use`
     ]
     out, joined = join_split_words(elements)
     assert [e.text for e in out] == [
@@ -519,8 +535,10 @@ def test_a_letter_spaced_document_is_joined_even_where_it_never_spells_the_word_
         "A super helmet is a part of it; an authority on pottery works with in reach.",
         "He worked with clay in the studio; the other part was his.",
         "The card's own slot holds e f and g.",
+        "Controllers carry out checks, out of reach, as referred to above.",
+        "There is the re\u2011use of data.",
     ]
-    assert joined == 8
+    assert joined == 9
 
 
 def test_spaces_between_cjk_characters_removed_latin_spacing_kept() -> None:

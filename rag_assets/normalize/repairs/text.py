@@ -19,11 +19,16 @@ _HYPHEN_BREAK = re.compile(r"([A-Za-z]*[a-z])-\n([a-z][A-Za-z]*)")
 _WORD = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*")
 # A run of Latin letters (accented ones too) between word boundaries; CJK is never a fragment.
 _LATIN = "A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f"
-# The `s` of `card's` belongs to its word: no fragment starts after an apostrophe.
-_LATIN_WORD = re.compile(rf"(?<![\w'’-])[{_LATIN}]+(?![\w-])")
+# The `s` of `card's` belongs to its word: no fragment starts after an apostrophe; nor does a
+# fragment touch a hyphen (`re‑use`, with a non-breaking one).
+_LATIN_WORD = re.compile(rf"(?<![\w'’\-‐‑])[{_LATIN}]+(?![\w\-‐‑])")
 # Letter-spacing in a PDF's text layer splits a word in two or three (`Territor ial`,
 # `interm ediar y`); a longer run is text spaced on purpose.
 _MAX_FRAGMENTS = 3
+# Distinct words split clearly (a fragment no English word) that make a document letter-spaced.
+_LETTER_SPACED_WORDS = 5
+# Words this short (`in`, `a`, `the`) at the end of a run are more often words than fragments.
+_SHORT_WORD = 3
 
 # Ideographs and kana, which Chinese and Japanese write without spaces; Hangul is left out on
 # purpose: Korean separates words with spaces.
@@ -68,28 +73,37 @@ def join_split_words(elements: list[DocumentElement]) -> tuple[list[DocumentElem
     """`Territor ial scope` -> `Territorial scope`: runs of two or three fragments one space
     apart are joined when the join is a word and one of the fragments never stands alone as a
     word in the document. The join is a word when the document spells it whole elsewhere, or
-    when it is an English word and a fragment is none (`author ity`, `appropr iate`,
-    `super visor y`: a single letter other than `a` and `I` is no word).
+    when it is an English word and a fragment is none (`author ity`, `appropr iate`, `whic h`:
+    a single letter other than `a` and `I` is no word).
 
     A PDF's letter-spacing splits a word the same way every time, so the document may never
-    spell it whole: English words come from a word list then. Two real words (`an other`,
-    `with in`) both stand alone elsewhere and stay apart, and so does a run of English words
-    whose join the document never writes (`form ula`).
+    spell it whole: English words come from a word list then. A document with several such
+    clear splits is letter-spaced, and there a run of English words is a split too when none
+    of them stands alone elsewhere (`super vision`, `refer red`; `carry out` stays). Two
+    real words (`an other`, `with in`) both stand alone elsewhere and stay apart; outside
+    letter-spaced documents, so does a run of English words whose join the document never
+    writes.
     """
     texts = [text for element in elements for text in _prose_texts(element)]
     seen: Counter[str] = Counter(m[0].lower() for text in texts for m in _LATIN_WORD.finditer(text))
     words = english_words()
 
-    def candidate(fragments: list[str]) -> bool:
-        joined = "".join(fragments).lower()
-        if seen[joined]:
-            return True
+    def english(fragments: list[str]) -> bool:
         # Letters in a row (`e f`, a list of variables) are no split word.
-        return (
-            joined in words
-            and max(map(len, fragments)) >= 3
-            and not all(_is_word(f.lower(), words) for f in fragments)
-        )
+        return "".join(fragments).lower() in words and max(map(len, fragments)) >= 3
+
+    def clear(fragments: list[str]) -> bool:
+        return english(fragments) and not all(_is_word(f.lower(), words) for f in fragments)
+
+    clear_splits = {
+        "".join(fragments(run)).lower() for text in texts for run in _split_runs(text, clear)
+    }
+    lenient = len(clear_splits) >= _LETTER_SPACED_WORDS
+
+    def candidate(fragments: list[str]) -> bool:
+        if seen["".join(fragments).lower()]:
+            return True
+        return english(fragments) if lenient else clear(fragments)
 
     # A fragment counts as a word only where it stands outside every candidate run.
     in_runs: Counter[str] = Counter(
@@ -97,26 +111,39 @@ def join_split_words(elements: list[DocumentElement]) -> tuple[list[DocumentElem
     )
     alone = {f: seen[f] - in_runs[f] for f in in_runs}
 
-    def fragments(run: list[re.Match[str]]) -> list[str]:
-        return [m[0] for m in run]
-
     def fix(text: str) -> tuple[str, int]:
         pieces: list[str] = []
         cursor = count = 0
         for run in _split_runs(text, candidate):
-            # A word standing alone elsewhere at either end of a run is a word of its own
-            # (`cour t in` is `court in`, `a system atic` is `a systematic`).
-            while len(run) > 2 and alone[run[0][0].lower()] and candidate(fragments(run[1:])):
+            # A short word standing alone elsewhere at either end of a run is a word of its
+            # own (`cour t in` is `court in`, `a system atic` is `a systematic`).
+            while len(run) > 2 and _free_word(run[0], alone) and candidate(fragments(run[1:])):
                 run = run[1:]
-            while len(run) > 2 and alone[run[-1][0].lower()] and candidate(fragments(run[:-1])):
+            while len(run) > 2 and _free_word(run[-1], alone) and candidate(fragments(run[:-1])):
                 run = run[:-1]
-            if min(alone[m[0].lower()] for m in run) > 0 or _stray_letter(run, alone):
+            single = [not alone[m[0].lower()] for m in run]  # never stands alone elsewhere
+            if not any(single) or _stray_letter(run, alone):
+                continue
+            # English words that each also stand alone are a phrase (`carry out`), unless the
+            # document writes them joined or letter-spacing left a non-word among them.
+            written = seen["".join(fragments(run)).lower()] or clear(fragments(run))
+            if not all(single) and not written:
                 continue
             pieces += [text[cursor : run[0].start()], "".join(fragments(run))]
             cursor, count = run[-1].end(), count + 1
         return "".join(pieces) + text[cursor:], count
 
     return _map_prose(elements, fix, paged_only=False)
+
+
+def fragments(run: list[re.Match[str]]) -> list[str]:
+    return [m[0] for m in run]
+
+
+def _free_word(fragment: re.Match[str], alone: dict[str, int]) -> bool:
+    word = fragment[0].lower()
+    # A single letter other than `a` and `I` is a fragment wherever else it stands (`y`).
+    return (len(word) > 1 or word in ("a", "i")) and len(word) <= _SHORT_WORD and alone[word] > 0
 
 
 def _stray_letter(run: list[re.Match[str]], alone: dict[str, int]) -> bool:
