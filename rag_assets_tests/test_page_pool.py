@@ -357,3 +357,16 @@ def test_nothing_is_read_ahead_for_short_broken_or_non_pdf_files(tmp_path: Path)
     # the broken file's own parse still says what is wrong with it
     with pytest.raises(DocumentError, match="not a PDF"):
         parser.parse(broken)
+
+
+@pytest.mark.slow
+def test_a_failed_read_ahead_is_run_again_by_its_call() -> None:
+    # pow(0, -1) raises in the worker: the call runs its own jobs, whose outcome it reports.
+    page_pool.read_ahead(2, pow, [(0, -1), (0, -1)], key="doc")
+    assert run_in_workers(2, pow, [(2, 3), (3, 2)], ahead_key="doc") == [8, 9]
+    assert page_pool.pending_read_ahead() == []
+    # Taken when it succeeded: the call's own jobs (here different) do not run.
+    page_pool.read_ahead(2, pow, [(2, 2), (3, 3)], key="doc")
+    assert run_in_workers(2, pow, [(2, 3), (3, 2)], ahead_key="doc") == [4, 27]
+    with pytest.raises(ZeroDivisionError):
+        run_in_workers(2, pow, [(0, -1)], ahead_key="doc")
