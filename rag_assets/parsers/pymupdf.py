@@ -30,6 +30,7 @@ from rag_assets.parsers.page_pool import (
     WorkerDied,
     available_cores,
     page_ranges,
+    pending_read_ahead,
     read_ahead,
     run_in_workers,
 )
@@ -67,9 +68,9 @@ class PyMuPDFParser:
             results = [parse_page_range(*jobs[0], threads=available_cores())]
         else:
             try:
-                results = run_in_workers(
-                    self.workers, parse_page_range, jobs, self._ahead_key(path, jobs)
-                )
+                # The file is hashed only when something was read ahead (an ingest of many).
+                key = self._ahead_key(path, jobs) if pending_read_ahead() else None
+                results = run_in_workers(self.workers, parse_page_range, jobs, key)
             except WorkerDied as error:
                 raise DocumentError(
                     f"{path}: parsing stopped, a parse worker died: {error}"

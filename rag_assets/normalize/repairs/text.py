@@ -95,9 +95,7 @@ def join_split_words(elements: list[DocumentElement]) -> tuple[list[DocumentElem
     def clear(fragments: list[str]) -> bool:
         return english(fragments) and not all(_is_word(f.lower(), words) for f in fragments)
 
-    clear_splits = {
-        "".join(fragments(run)).lower() for text in texts for run in _split_runs(text, clear)
-    }
+    clear_splits = {_joined(run) for text in texts for run in _split_runs(text, clear)}
     lenient = len(clear_splits) >= _LETTER_SPACED_WORDS
 
     def candidate(fragments: list[str]) -> bool:
@@ -105,45 +103,48 @@ def join_split_words(elements: list[DocumentElement]) -> tuple[list[DocumentElem
             return True
         return english(fragments) if lenient else clear(fragments)
 
+    runs_in = {text: _split_runs(text, candidate) for text in texts}
     # A fragment counts as a word only where it stands outside every candidate run.
     in_runs: Counter[str] = Counter(
-        m[0].lower() for text in texts for run in _split_runs(text, candidate) for m in run
+        m[0].lower() for runs in runs_in.values() for run in runs for m in run
     )
     alone = {f: seen[f] - in_runs[f] for f in in_runs}
 
     def fix(text: str) -> tuple[str, int]:
         pieces: list[str] = []
         cursor = count = 0
-        for run in _split_runs(text, candidate):
+        for run in runs_in[text]:
             # A short word standing alone elsewhere at either end of a run is a word of its
             # own (`cour t in` is `court in`, `a system atic` is `a systematic`).
-            while len(run) > 2 and _free_word(run[0], alone) and candidate(fragments(run[1:])):
+            while len(run) > 2 and _free_word(run[0], alone) and candidate(_words(run[1:])):
                 run = run[1:]
-            while len(run) > 2 and _free_word(run[-1], alone) and candidate(fragments(run[:-1])):
+            while len(run) > 2 and _free_word(run[-1], alone) and candidate(_words(run[:-1])):
                 run = run[:-1]
             single = [not alone[m[0].lower()] for m in run]  # never stands alone elsewhere
             if not any(single) or _stray_letter(run, alone):
                 continue
             # English words that each also stand alone are a phrase (`carry out`), unless the
             # document writes them joined or letter-spacing left a non-word among them.
-            written = seen["".join(fragments(run)).lower()] or clear(fragments(run))
-            if not all(single) and not written:
+            if not all(single) and not (seen[_joined(run)] or clear(_words(run))):
                 continue
-            pieces += [text[cursor : run[0].start()], "".join(fragments(run))]
+            pieces += [text[cursor : run[0].start()], "".join(_words(run))]
             cursor, count = run[-1].end(), count + 1
         return "".join(pieces) + text[cursor:], count
 
     return _map_prose(elements, fix, paged_only=False)
 
 
-def fragments(run: list[re.Match[str]]) -> list[str]:
+def _words(run: list[re.Match[str]]) -> list[str]:
     return [m[0] for m in run]
+
+
+def _joined(run: list[re.Match[str]]) -> str:
+    return "".join(_words(run)).lower()
 
 
 def _free_word(fragment: re.Match[str], alone: dict[str, int]) -> bool:
     word = fragment[0].lower()
-    # A single letter other than `a` and `I` is a fragment wherever else it stands (`y`).
-    return (len(word) > 1 or word in ("a", "i")) and len(word) <= _SHORT_WORD and alone[word] > 0
+    return _may_be_word(word) and len(word) <= _SHORT_WORD and alone[word] > 0
 
 
 def _stray_letter(run: list[re.Match[str]], alone: dict[str, int]) -> bool:
@@ -155,8 +156,13 @@ def _stray_letter(run: list[re.Match[str]], alone: dict[str, int]) -> bool:
 
 
 def _is_word(fragment: str, words: Set[str]) -> bool:
-    # The word list holds every letter; split words leave single letters behind (`whic h`).
-    return (len(fragment) > 1 or fragment in ("a", "i")) and fragment in words
+    return _may_be_word(fragment) and fragment in words
+
+
+def _may_be_word(fragment: str) -> bool:
+    # The word list holds every letter; split words leave single letters behind (`whic h`,
+    # `super visor y`), so a single letter other than `a` and `I` is a fragment.
+    return len(fragment) > 1 or fragment in ("a", "i")
 
 
 @functools.cache
