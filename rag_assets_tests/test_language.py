@@ -9,6 +9,7 @@ from rag_assets.retrieval.fusion import (
     covers,
     fill_retrievers,
     fusion_weights,
+    relative_scores,
     weighted_rrf,
 )
 from rag_assets.retrieval.language import detect_language
@@ -84,6 +85,38 @@ def test_weighted_rrf() -> None:
     best = weighted_rrf({"dense": ["x"], "bm25": ["x"]}, {"dense": 1.0, "bm25": 1.0}, 60)
     assert best == [("x", 1.0, {"dense": 1, "bm25": 1})]
     assert weighted_rrf({"dense": []}, {"dense": 1.0}, 60) == []
+
+
+def test_exact_rrf_ties_go_to_the_hit_the_scores_favour() -> None:
+    # "a" and "b" swap ranks between two equal retrievers: the same RRF score. BM25 barely
+    # prefers "b" (9.9 against 10) while dense puts "a" far ahead of "b" (.80 against .50).
+    rankings = {"dense": ["a", "b", "c"], "bm25": ["b", "a", "c"]}
+    weights = {"dense": 1.0, "bm25": 1.0}
+    scores = {"dense": {"a": 0.8, "b": 0.5, "c": 0.4}, "bm25": {"b": 10.0, "a": 9.9, "c": 2.0}}
+    fused = weighted_rrf(rankings, weights, 60, scores=scores)
+    assert [item for item, _, _ in fused] == ["a", "b", "c"]
+    assert fused[0][1] == fused[1][1]  # the fused score itself stays the RRF one
+    flipped = {"dense": {"a": 0.51, "b": 0.5, "c": 0.4}, "bm25": {"b": 10.0, "a": 2.1, "c": 2.0}}
+    assert [i for i, _, _ in weighted_rrf(rankings, weights, 60, scores=flipped)][:2] == ["b", "a"]
+    # A retriever without weight has no say in the tie.
+    only_dense = weighted_rrf(
+        rankings,
+        {"dense": 1.0, "bm25": 1.0, "sparse": 0.0},
+        60,
+        scores={**flipped, "sparse": {"a": 1.0, "b": 0.0}},
+    )
+    assert [item for item, _, _ in only_dense][:2] == ["b", "a"]
+    # Scores not given: ties by id, as before.
+    assert [
+        i for i, _, _ in weighted_rrf({"dense": ["b", "a"], "bm25": ["a", "b"]}, weights, 60)
+    ] == [
+        "a",
+        "b",
+    ]
+    assert relative_scores({"bm25": {"x": 3.0, "y": 1.0}, "dense": {"x": 0.2}}, weights) == {
+        "x": 2.0,
+        "y": 0.0,
+    }
 
 
 def test_model_fills_after_bm25_outside_its_languages() -> None:

@@ -8,6 +8,12 @@ A query outside the model's languages gives the model's retrievers no weight (BM
 but they still fill: their hits that BM25 did not find follow BM25's, in the model's order.
 A Chinese question whose answer shares no word with it (a penalty clause that names the
 obligation only by its number) then still reaches the top 10, and BM25's order is never changed.
+
+Two equally weighted retrievers tie exactly whenever they swap two hits (ranks 1 and 2 in one,
+2 and 1 in the other), which on real questions is common: the part of a section that answers
+and the part that only names the same function. Such ties go to the hit the retrievers' own
+scores favour, each retriever's scores scaled to [0, 1] over its list (relative score fusion),
+rather than to whichever chunk id sorts first.
 """
 
 from __future__ import annotations
@@ -86,20 +92,40 @@ def fill_retrievers(
     return tuple(name for name, weight in model if weight > 0)
 
 
+def relative_scores(
+    scores: Mapping[str, Mapping[str, float]], weights: Mapping[str, float]
+) -> dict[str, float]:
+    """Per id, the weighted sum of its retrievers' scores, each min-max scaled over that
+    retriever's list (1 for its best, 0 for its last; every score higher-is-better)."""
+    fused: dict[str, float] = {}
+    for name, listed in scores.items():
+        weight = weights.get(name, 0.0)
+        if weight <= 0 or not listed:
+            continue
+        low, high = min(listed.values()), max(listed.values())
+        for item, score in listed.items():
+            scaled = (score - low) / (high - low) if high > low else 1.0
+            fused[item] = fused.get(item, 0.0) + weight * scaled
+    return fused
+
+
 def weighted_rrf(
     rankings: Mapping[str, Sequence[str]],
     weights: Mapping[str, float],
     k: int,
     fill: Sequence[str] = (),
+    scores: Mapping[str, Mapping[str, float]] | None = None,
 ) -> list[tuple[str, float, dict[str, int]]]:
-    """(id, normalized score, retriever -> 1-based rank) by descending score, ties by id.
+    """(id, normalized score, retriever -> 1-based rank) by descending score.
 
     `rankings` holds each retriever's ids, best first; retrievers without a weight are ignored,
     except those named in `fill`: their ids that no weighted retriever found follow the fused
-    ones, by their unweighted RRF, with score 0.
+    ones, by their unweighted RRF, with score 0. `scores` (retriever -> id -> its score) breaks
+    exact ties by `relative_scores`; ties left after that go by id.
     """
+    relative = relative_scores(scores or {}, weights)
     best = sum(weights[name] for name in rankings if name in weights) / (k + 1)
-    scores: dict[str, float] = {}
+    fused_rrf: dict[str, float] = {}
     found_by: dict[str, dict[str, int]] = {}
     for name, ids in rankings.items():
         weight = weights.get(name, 0.0)
@@ -109,14 +135,16 @@ def weighted_rrf(
             if name in found_by.setdefault(item, {}):
                 continue  # a retriever lists an id once; keep its best rank
             found_by[item][name] = rank
-            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
-    ordered = sorted(scores, key=lambda item: (-scores[item], item))
-    fused = [(item, min(scores[item] / best, 1.0), found_by[item]) for item in ordered]
+            fused_rrf[item] = fused_rrf.get(item, 0.0) + weight / (k + rank)
+    ordered = sorted(
+        fused_rrf, key=lambda item: (-round(fused_rrf[item], 12), -relative.get(item, 0.0), item)
+    )
+    fused = [(item, min(fused_rrf[item] / best, 1.0), found_by[item]) for item in ordered]
     extra: dict[str, float] = {}
     extra_found: dict[str, dict[str, int]] = {}
     for name in fill:
         for rank, item in enumerate(rankings.get(name, ()), 1):
-            if item in scores or name in extra_found.setdefault(item, {}):
+            if item in fused_rrf or name in extra_found.setdefault(item, {}):
                 continue
             extra_found[item][name] = rank
             extra[item] = extra.get(item, 0.0) + 1 / (k + rank)

@@ -165,6 +165,7 @@ class Retriever:
             weights,
             self.fusion.rrf_k,
             fill,
+            scores={name: {h.chunk_id: h.score for h in hits} for name, hits in lists.items()},
         )
         # Text and metadata only for the hits returned or reranked.
         shown = fused[: max(top_k, self.rerank_top_n if self.reranker else 0)]
