@@ -68,9 +68,10 @@ class DoclingParser:
         if file_format in ("md", "txt"):
             data, notes = strip_front_matter(data)
         if file_format == "html":
-            from rag_assets.parsers.quotes import unquote_html_headings
+            from rag_assets.parsers.page_chrome import prepare_html
 
-            data = unquote_html_headings(data)
+            data, chrome = prepare_html(data)
+            notes.extend(chrome)
         back: dict[str, str] = {}
         if file_format in ("md", "txt", "html"):
             data, back = _protect_typography(data, file_format)

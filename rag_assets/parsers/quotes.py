@@ -20,16 +20,12 @@ _HEADINGS = tuple(f"h{level}" for level in range(1, 7))
 _QUOTED_HEADINGS = ", ".join(f"blockquote {tag}" for tag in _HEADINGS)
 
 
-def unquote_html_headings(html: bytes) -> bytes:
-    """The HTML with every heading inside a <blockquote> made a <p>; untouched when none is."""
-    soup = BeautifulSoup(html, "html.parser")
+def unquote_headings(soup: BeautifulSoup) -> bool:
+    """Every heading inside a <blockquote> made a <p>, in place; whether there was one."""
     quoted = soup.select(_QUOTED_HEADINGS)
-    if not quoted:
-        return html
     for heading in quoted:
         heading.name = "p"
-    # ASCII with character references: no reader can guess this page's encoding wrong.
-    return soup.encode("ascii", formatter="html")
+    return bool(quoted)
 
 
 class QuotedHeadingsAsText(Extension):

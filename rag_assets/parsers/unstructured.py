@@ -87,7 +87,13 @@ class UnstructuredParser:
         notes: list[str] = []
         page_sizes = _pdf_page_sizes(path) if file_format == "pdf" else None
         strategy = self._pdf_strategy(notes) if file_format == "pdf" else None
-        elements = self._partition(path, file_format, strategy)
+        html = None
+        if file_format == "html":
+            from rag_assets.parsers.page_chrome import prepare_html
+
+            html, chrome = prepare_html(data)
+            notes.extend(chrome)
+        elements = self._partition(path, file_format, strategy, html)
         native: dict[str, Any] = {"elements": [element.to_dict() for element in elements]}
         if file_format == "pdf":
             native |= {"strategy": strategy, "page_sizes": page_sizes}
@@ -117,9 +123,11 @@ class UnstructuredParser:
         notes.append(f"hi_res requested, fast used instead: {why_not}")
         return "fast"
 
-    def _partition(self, path: Path, file_format: str, strategy: str | None) -> list[Element]:
+    def _partition(
+        self, path: Path, file_format: str, strategy: str | None, html: bytes | None
+    ) -> list[Element]:
         _quiet_unstructured()
-        partition = _partitioner(file_format, strategy)
+        partition = _partitioner(file_format, strategy, html)
         _install_offline_spacy_loader()
         try:
             with _hub_offline() if strategy == "hi_res" else nullcontext():
@@ -133,8 +141,11 @@ class UnstructuredParser:
             ) from exc
 
 
-def _partitioner(file_format: str, strategy: str | None) -> Callable[[str], list[Element]]:
-    """The format's own partition function (no file-type sniffing), with our options bound."""
+def _partitioner(
+    file_format: str, strategy: str | None, html: bytes | None
+) -> Callable[[str], list[Element]]:
+    """The format's own partition function (no file-type sniffing), with our options bound;
+    an HTML page is partitioned from `html`, the page as prepared for parsing."""
     if file_format == "pdf":
         from unstructured.partition.pdf import partition_pdf
 
@@ -153,11 +164,7 @@ def _partitioner(file_format: str, strategy: str | None) -> Callable[[str], list
     if file_format == "html":
         from unstructured.partition.html import partition_html
 
-        from rag_assets.parsers.quotes import unquote_html_headings
-
-        return lambda name: partition_html(
-            file=BytesIO(unquote_html_headings(Path(name).read_bytes())), metadata_filename=name
-        )
+        return lambda name: partition_html(file=BytesIO(html or b""), metadata_filename=name)
     if file_format == "md":
         from unstructured.partition.md import partition_md
 

@@ -19,8 +19,7 @@ from rag_assets.sources.keys import InvalidPartitionKey, check_partition_key
 from rag_assets.sources.raw import RawDocument, capture_raw_document
 
 SOURCES_VERSION = "1"
-# Parsers: PyMuPDF records which pages OCR read and why (Markdown and HTML keep their typography).
-PARSE_VERSION = "3"
+PARSE_VERSION = "4"  # Parsers: a web page's chrome (menus, banners, hidden parts) is dropped
 NORMALIZE_VERSION = "6"  # IR repairs: words split by letter-spacing joined by an English word list
 
 
