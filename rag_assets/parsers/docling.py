@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from rag_assets.errors import ConfigurationError, DocumentError
 from rag_assets.parsers.base import ParsedDocument
-from rag_assets.parsers.files import read_document_bytes, strip_front_matter
+from rag_assets.parsers.files import prepare_markdown, read_document_bytes
 from rag_assets.parsers.typography import protect, restore
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ class DoclingParser:
         data = read_document_bytes(path, file_format)
         notes: list[str] = []
         if file_format in ("md", "txt"):
-            data, notes = strip_front_matter(data)
+            data, notes = prepare_markdown(data)
         if file_format == "html":
             from rag_assets.parsers.page_chrome import prepare_html
 

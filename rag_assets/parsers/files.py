@@ -31,3 +31,72 @@ def strip_front_matter(data: bytes) -> tuple[bytes, list[str]]:
         return data, []
     lines = front.group().count(b"\n")
     return data[front.end() :], [f"YAML front matter ({lines} lines) left out"]
+
+
+# MkDocs / Python-Markdown admonitions: `!!! note "Title"`, collapsible `??? tip` / `???+ tip`,
+# with their body indented by four spaces. Plain Markdown reads that body as a code block: the
+# box's text would show and be chunked as code, its lists and fences as literal lines.
+_ADMONITION = re.compile(r"(?:!!!|\?\?\?\+?)(?:[ \t]+[\w-]+)*(?:[ \t]+\"[^\"]*\")?[ \t]*")
+_FENCE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})")
+_INDENT = ("    ", "\t")
+
+
+def quote_admonitions(data: bytes) -> tuple[bytes, list[str]]:
+    """Admonition bodies as block quotes (their headings then stay quoted text, quotes.py),
+    the marker line kept as written; a note saying how many. Untouched when there are none."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data, []
+    lines, count = _quote_admonitions(text.split("\n"))
+    if not count:
+        return data, []
+    return "\n".join(lines).encode("utf-8"), [f"{count} admonitions read as quoted text"]
+
+
+def _quote_admonitions(lines: list[str]) -> tuple[list[str], int]:
+    out: list[str] = []
+    count = 0
+    fence = ""
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        opens = _FENCE.match(line)
+        if fence:
+            if opens and opens.group(1)[0] == fence[0] and len(opens.group(1)) >= len(fence):
+                fence = ""
+        elif opens:
+            fence = opens.group(1)
+        elif _ADMONITION.fullmatch(line.rstrip("\r")):
+            body, end = _indented_block(lines, i + 1)
+            if body:
+                inner, nested = _quote_admonitions(body)
+                count += 1 + nested
+                out += [line, ""]
+                out += [f"> {part}" if part.strip() else ">" for part in inner]
+                i = end
+                continue
+        out.append(line)
+        i += 1
+    return out, count
+
+
+def _indented_block(lines: list[str], start: int) -> tuple[list[str], int]:
+    """The lines from `start` that are blank or indented, dedented once, leading and trailing
+    blank lines left out; and the index after the last one kept."""
+    end = start
+    while end < len(lines) and (not lines[end].strip() or lines[end].startswith(_INDENT)):
+        end += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    body = [line[4:] if line.startswith("    ") else line[1:] for line in lines[start:end]]
+    while body and not body[0].strip():
+        body.pop(0)
+    return body, end
+
+
+def prepare_markdown(data: bytes) -> tuple[bytes, list[str]]:
+    """Markdown as a Markdown reader should see it: without front matter, admonitions quoted."""
+    data, front = strip_front_matter(data)
+    data, admonitions = quote_admonitions(data)
+    return data, [*front, *admonitions]

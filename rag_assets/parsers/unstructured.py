@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from rag_assets.errors import ConfigurationError, DocumentError
 from rag_assets.parsers.base import ParsedDocument
-from rag_assets.parsers.files import read_document_bytes
+from rag_assets.parsers.files import prepare_markdown, read_document_bytes
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -87,13 +87,16 @@ class UnstructuredParser:
         notes: list[str] = []
         page_sizes = _pdf_page_sizes(path) if file_format == "pdf" else None
         strategy = self._pdf_strategy(notes) if file_format == "pdf" else None
-        html = None
+        prepared = None
         if file_format == "html":
             from rag_assets.parsers.page_chrome import prepare_html
 
-            html, chrome = prepare_html(data)
+            prepared, chrome = prepare_html(data)
             notes.extend(chrome)
-        elements = self._partition(path, file_format, strategy, html)
+        elif file_format == "md":
+            prepared, markdown_notes = prepare_markdown(data)
+            notes.extend(markdown_notes)
+        elements = self._partition(path, file_format, strategy, prepared)
         native: dict[str, Any] = {"elements": [element.to_dict() for element in elements]}
         if file_format == "pdf":
             native |= {"strategy": strategy, "page_sizes": page_sizes}
@@ -124,10 +127,10 @@ class UnstructuredParser:
         return "fast"
 
     def _partition(
-        self, path: Path, file_format: str, strategy: str | None, html: bytes | None
+        self, path: Path, file_format: str, strategy: str | None, prepared: bytes | None
     ) -> list[Element]:
         _quiet_unstructured()
-        partition = _partitioner(file_format, strategy, html)
+        partition = _partitioner(file_format, strategy, prepared)
         _install_offline_spacy_loader()
         try:
             with _hub_offline() if strategy == "hi_res" else nullcontext():
@@ -142,10 +145,10 @@ class UnstructuredParser:
 
 
 def _partitioner(
-    file_format: str, strategy: str | None, html: bytes | None
+    file_format: str, strategy: str | None, prepared: bytes | None
 ) -> Callable[[str], list[Element]]:
     """The format's own partition function (no file-type sniffing), with our options bound;
-    an HTML page is partitioned from `html`, the page as prepared for parsing."""
+    HTML and Markdown are partitioned from `prepared`, the text as prepared for parsing."""
     if file_format == "pdf":
         from unstructured.partition.pdf import partition_pdf
 
@@ -164,7 +167,7 @@ def _partitioner(
     if file_format == "html":
         from unstructured.partition.html import partition_html
 
-        return lambda name: partition_html(file=BytesIO(html or b""), metadata_filename=name)
+        return lambda name: partition_html(file=BytesIO(prepared or b""), metadata_filename=name)
     if file_format == "md":
         from unstructured.partition.md import partition_md
 
@@ -172,7 +175,9 @@ def _partitioner(
 
         # Unstructured's own extensions, then ours: a heading in a quote is quoted text.
         extensions = ["tables", "fenced_code", QuotedHeadingsAsText()]
-        return lambda name: partition_md(filename=name, extensions=extensions)
+        return lambda name: partition_md(
+            file=BytesIO(prepared or b""), metadata_filename=name, extensions=extensions
+        )
     from unstructured.partition.text import partition_text
 
     return lambda name: partition_text(filename=name)

@@ -19,7 +19,8 @@ from rag_assets.sources.keys import InvalidPartitionKey, check_partition_key
 from rag_assets.sources.raw import RawDocument, capture_raw_document
 
 SOURCES_VERSION = "1"
-PARSE_VERSION = "4"  # Parsers: a web page's chrome (menus, banners, hidden parts) is dropped
+# Parsers: a web page's chrome (menus, banners, hidden parts) is dropped; admonitions are quoted.
+PARSE_VERSION = "4"
 NORMALIZE_VERSION = "6"  # IR repairs: words split by letter-spacing joined by an English word list
 
 
