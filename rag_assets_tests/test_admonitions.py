@@ -1,4 +1,5 @@
-"""MkDocs admonitions (`!!! note`, `??? tip`, `???+ warning`) are read as quoted text, not code."""
+"""MkDocs admonitions (`!!! note`, `??? tip`) and content tabs (`=== "Linux"`) are read as quoted
+text, not code."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ def _quoted(text: str) -> str:
         '???+ warning "Open by default"',
         '!!! danger highlight "Two classes"',
         '!!! note ""',
+        '=== "Debian-based"',
+        '===+ "RHEL / Fedora"',
     ],
 )
 def test_every_admonition_form(marker: str) -> None:
@@ -59,7 +62,7 @@ def test_nested_admonitions_and_fences_inside() -> None:
         "> pump --clean\n"
         "> ```\n"
     )
-    assert notes == ["2 admonitions read as quoted text"]
+    assert notes == ["2 admonitions or content tabs read as quoted text"]
 
 
 @pytest.mark.parametrize(
@@ -71,6 +74,7 @@ def test_nested_admonitions_and_fences_inside() -> None:
         # A marker with no indented body, and a line that only starts like one.
         "!!! note\nNext paragraph.\n",
         "!!! Wow, this is loud\n    four-space code\n",
+        "=== Not a tab without a quoted title\n    code\n",
         # Not UTF-8: left to the reader.
         "!!! note\n    caf\xe9\n",
     ],
@@ -84,7 +88,10 @@ def test_front_matter_and_admonitions_in_one_pass() -> None:
     data = b"---\ntitle: Pumps\n---\n# Pumps\n\n!!! note\n    Prime first.\n"
     assert prepare_markdown(data) == (
         b"# Pumps\n\n!!! note\n\n> Prime first.\n",
-        ["YAML front matter (3 lines) left out", "1 admonitions read as quoted text"],
+        [
+            "YAML front matter (3 lines) left out",
+            "1 admonitions or content tabs read as quoted text",
+        ],
     )
 
 

@@ -33,10 +33,13 @@ def strip_front_matter(data: bytes) -> tuple[bytes, list[str]]:
     return data[front.end() :], [f"YAML front matter ({lines} lines) left out"]
 
 
-# MkDocs / Python-Markdown admonitions: `!!! note "Title"`, collapsible `??? tip` / `???+ tip`,
-# with their body indented by four spaces. Plain Markdown reads that body as a code block: the
-# box's text would show and be chunked as code, its lists and fences as literal lines.
-_ADMONITION = re.compile(r"(?:!!!|\?\?\?\+?)(?:[ \t]+[\w-]+)*(?:[ \t]+\"[^\"]*\")?[ \t]*")
+# MkDocs / Python-Markdown blocks whose body is indented by four spaces: admonitions
+# (`!!! note "Title"`), collapsible ones (`??? tip`, `???+ tip`) and content tabs
+# (`=== "Debian"`, `===+ "RHEL"`). Plain Markdown reads that body as a code block: the box's
+# text would show and be chunked as code, its lists and fences as literal lines.
+_ADMONITION = re.compile(
+    r"(?:(?:!!!|\?\?\?\+?)(?:[ \t]+[\w-]+)*(?:[ \t]+\"[^\"]*\")?|===[!+]?[ \t]+\"[^\"]*\")[ \t]*"
+)
 _FENCE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})")
 _INDENT = ("    ", "\t")
 
@@ -51,7 +54,9 @@ def quote_admonitions(data: bytes) -> tuple[bytes, list[str]]:
     lines, count = _quote_admonitions(text.split("\n"))
     if not count:
         return data, []
-    return "\n".join(lines).encode("utf-8"), [f"{count} admonitions read as quoted text"]
+    return "\n".join(lines).encode("utf-8"), [
+        f"{count} admonitions or content tabs read as quoted text"
+    ]
 
 
 def _quote_admonitions(lines: list[str]) -> tuple[list[str], int]:
