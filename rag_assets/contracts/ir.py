@@ -68,10 +68,27 @@ class DocumentElement(BaseModel):
     page_end: int = 1
     bbox: BBox | None = None  # on page_start, in PDF points, top-left origin
     table: TableData | None = None
+    # Free-form, by adapter and repair. `line_pages`: for an element that runs over pages (a
+    # table merged across a page break, a list continued on the next page), [[line, page], ...]:
+    # from that 0-based line of `text` on, the element is on that page.
     metadata: dict = Field(default_factory=dict)
     # Offsets of this element's text inside StandardizedDocument.markdown.
     start_char: int = 0
     end_char: int = 0
+
+    def pages_of(self, start: int, end: int) -> tuple[int, int]:
+        """The pages that the text's [start, end) lies on: by `line_pages` when the element has
+        them, else the element's own."""
+        breaks = self.metadata.get("line_pages")
+        if not breaks:
+            return self.page_start, self.page_end
+        first = self.text.count("\n", 0, start)
+        last = self.text.count("\n", 0, max(start, end - 1))
+
+        def page_at(line: int) -> int:
+            return next((page for at, page in reversed(breaks) if at <= line), self.page_start)
+
+        return page_at(first), page_at(last)
 
     @model_validator(mode="after")
     def _check(self) -> DocumentElement:

@@ -330,9 +330,16 @@ def _blocks(markdown: str) -> list[str]:
 
 def _list_element(items: list[_Box]) -> DocumentElement:
     # pymupdf4llm already wrote "- item" / "1. item" lines, indented 3 spaces per level.
-    lines = [line for item in items for line in _blocks(item.markdown)]
+    lines: list[str] = []
+    line_pages: list[list[int]] = []  # where the list goes on to the next page
+    for item in items:
+        if not line_pages or item.page != line_pages[-1][1]:
+            line_pages.append([len(lines), item.page])
+        lines.extend(_blocks(item.markdown))
     first_page = [item.bbox for item in items if item.page == items[0].page]
     metadata: dict[str, Any] = {"layout_class": "list-item", "items": len(lines)}
+    if len(line_pages) > 1:
+        metadata["line_pages"] = line_pages
     if any(item.ocr for item in items):
         metadata["ocr"] = True
     return DocumentElement(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from rag_assets.contracts.ir import StandardizedDocument
+from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
 from rag_assets.tables.models import TableMarkdown
 from rag_assets.tables.to_markdown import table_to_markdown
 
@@ -43,7 +43,15 @@ def with_table_markdown(
     """
     chosen = {t.element_index: t.markdown for t in tables}
     elements = [
-        e.model_copy(update={"text": chosen[i]}) if i in chosen and chosen[i] else e
+        _with_text(e, chosen[i]) if i in chosen and chosen[i] else e
         for i, e in enumerate(doc.elements)
     ]
     return doc.model_copy(update={"elements": elements})
+
+
+def _with_text(element: DocumentElement, text: str) -> DocumentElement:
+    """The element with `text`; its `line_pages` kept only when the row lines still match."""
+    metadata = element.metadata
+    if "line_pages" in metadata and text.count("\n") != element.text.count("\n"):
+        metadata = {k: v for k, v in metadata.items() if k != "line_pages"}
+    return element.model_copy(update={"text": text, "metadata": metadata})

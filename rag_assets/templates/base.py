@@ -119,6 +119,7 @@ class ChunkTemplate(ABC):
         (`fixed` has none, yet knows the headings open where its window starts).
         """
         paged = doc.page_count is not None
+        pages = [s.element.pages_of(s.start, s.end) for s in spans]
         context = contextualize(
             doc.title, headings if context_headings is None else context_headings, text
         )
@@ -141,8 +142,8 @@ class ChunkTemplate(ABC):
             headings=list(headings),
             chunk_type=chunk_type,
             # Formats without pages (Markdown, HTML, DOCX) cite no page at all.
-            page_start=min((s.element.page_start for s in spans), default=None) if paged else None,
-            page_end=max((s.element.page_end for s in spans), default=None) if paged else None,
+            page_start=min((p[0] for p in pages), default=None) if paged else None,
+            page_end=max((p[1] for p in pages), default=None) if paged else None,
             start_char=min((s.element.start_char + s.start for s in spans), default=None),
             end_char=max((s.element.start_char + s.end for s in spans), default=None),
             logical_unit=logical_unit,

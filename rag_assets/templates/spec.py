@@ -70,7 +70,7 @@ def spec_structure(doc: StandardizedDocument, options: SpecOptions | None = None
 
 class SpecTemplate(ChunkTemplate):
     name = "spec"
-    version = "5"
+    version = "6"
     options_class = SpecOptions
     options: SpecOptions
 
@@ -161,6 +161,9 @@ class SpecTemplate(ChunkTemplate):
                 chunk_type="table",
                 logical_unit=whole.logical_unit,
                 metadata={**whole.metadata, **metadata},
+            ).model_copy(
+                # A table split in parts: each part cites the pages its own rows are on.
+                update={"page_start": whole.page_start, "page_end": whole.page_end}
             )
             for whole in self._semantic(doc, parts, counter)
         ]

@@ -45,8 +45,17 @@ def merge_continued_tables(elements: list[DocumentElement]) -> tuple[list[Docume
             last_table = None
         out.append(element)
     for i, table in grown.items():  # rendered once, after all of a table's parts are in
-        out[i] = out[i].model_copy(update={"text": table_to_markdown(table)})
+        metadata = dict(out[i].metadata)
+        metadata["line_pages"] = _line_pages(metadata.pop("row_pages"), table)
+        out[i] = out[i].model_copy(update={"text": table_to_markdown(table), "metadata": metadata})
     return out, merged
+
+
+def _line_pages(row_pages: list[list[int]], table: TableData) -> list[list[int]]:
+    """Where each part's rows start, as lines of the table's markdown (`table_to_markdown`:
+    one header line and the rule, then a line per body row)."""
+    header = max(table.header_rows, 1)
+    return [[0 if row < header else 2 + row - header, page] for row, page in row_pages]
 
 
 def _merge(
@@ -71,12 +80,15 @@ def _merge(
     if skip == 0 and tail.header_rows and not _reads_as_data(head, tail):
         return None  # the second part has a header of its own: another table
     table = _append(head, tail, skip)
+    # The grid row each part starts at, and its page: chunks of the rows cite their own page.
+    row_pages = first.metadata.get("row_pages", [[0, first.page_start]])
     return first.model_copy(
         update={
             "table": table,
             "page_end": second.page_end,
             "metadata": {
                 **first.metadata,
+                "row_pages": [*row_pages, [head.num_rows, second.page_start]],
                 "continued_on_pages": [
                     *first.metadata.get("continued_on_pages", []),
                     *range(second.page_start, second.page_end + 1),
