@@ -28,6 +28,10 @@ def test_gdpr_keeps_its_lines_numbering_and_every_article(shared_fixtures):
     # Article 2's own paragraph numbers survive (a Markdown reader renumbers them as one list).
     article_2 = next(i for i, line in enumerate(lines) if line.startswith("Article 2 "))
     assert any(line.startswith("1.") for line in lines[article_2 : article_2 + 5])
+    # Its 39 soft-hyphenated line breaks (`rep\u00ad\nresentative`) are whole words.
+    assert "\u00ad" not in doc.markdown
+    assert "The representative should act" in doc.markdown
+    assert "technologically neutral" in doc.markdown
     rows = build_template("clauses", {"max_tokens": 256, "overlap_tokens": 32}).chunk(
         doc, ApproxTokenCounter()
     )

@@ -461,6 +461,59 @@ def test_hyphenated_line_breaks_joined_compounds_kept() -> None:
     assert joined == 3
 
 
+@pytest.mark.parametrize(
+    ("broken", "whole"),
+    [
+        ("Die Verarbei-\ntung", "Die Verarbeitung"),
+        ("die Lö-\nschung", "die Löschung"),
+        ("zu ver-\nändern", "zu verändern"),
+        ("une réfé-\nrence", "une référence"),
+        ("обра-\nботка", "обработка"),
+        ("the rep\u00ad\nresentative", "the representative"),  # soft hyphen
+        ("technolo \u00ad\ngically neutral", "technologically neutral"),  # letter-spaced
+        ("inter\u00ad\nNational", "interNational"),  # a soft hyphen joins whatever follows
+        ("Daten\u00ac\nschutz", "Datenschutz"),  # the not sign of some extractions and OCR
+        ("imple\u2010\n  mentation", "implementation"),  # U+2010, the next line indented
+        ("Verarbei\u00adtung im Satz", "Verarbeitung im Satz"),  # soft hyphen inside a line
+    ],
+)
+def test_every_way_a_word_is_hyphenated_at_a_line_end(broken: str, whole: str) -> None:
+    out, joined = join_hyphenated([para(broken)])
+    assert (out[0].text, joined) == (whole, 1)
+
+
+@pytest.mark.parametrize(
+    "kept",
+    [
+        "die EU-\nDatenschutzverordnung",  # a capital after a hard hyphen: a compound
+        "Ein- und\nAusgang",
+        "the 2-\n3 range",
+        "Zeile -\nweiter",  # a dash after a space
+    ],
+)
+def test_hyphens_that_are_no_line_break_of_a_word(kept: str) -> None:
+    assert join_hyphenated([para(kept)]) == ([para(kept)], 0)
+
+
+def test_a_join_keeps_each_line_on_its_page() -> None:
+    steps = DocumentElement(
+        type="list",
+        text="- Step one is the ini-\n  tialisation\n- Step two\n- Step three is the con-\n  figuration",
+        page_start=1,
+        page_end=2,
+        metadata={"line_pages": [[0, 1], [3, 2]]},
+    )
+    (out,), joined = join_hyphenated([steps])
+    assert joined == 2
+    assert out.text.split("\n") == [
+        "- Step one is the initialisation",
+        "- Step two",
+        "- Step three is the configuration",
+    ]
+    assert out.metadata["line_pages"] == [[0, 1], [2, 2]]
+    assert out.pages_of(out.text.index("three"), len(out.text)) == (2, 2)
+
+
 def test_words_split_by_spaces_joined_where_the_document_spells_them_whole() -> None:
     elements = [
         heading("Art icle 3"),

@@ -21,7 +21,8 @@ from rag_assets.sources.raw import RawDocument, capture_raw_document
 SOURCES_VERSION = "1"
 # Parsers: a web page's chrome (menus, banners, hidden parts) is dropped; admonitions are quoted.
 PARSE_VERSION = "4"
-NORMALIZE_VERSION = "7"  # IR: a table merged across pages, or a list, says where each page starts
+# IR: a table merged across pages, or a list, says where each page starts; soft hyphens joined.
+NORMALIZE_VERSION = "7"
 
 
 def _document_failure(context: AssetExecutionContext, error: Exception) -> Failure:

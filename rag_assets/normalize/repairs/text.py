@@ -14,9 +14,18 @@ from rag_assets.tables.to_markdown import table_to_markdown
 # Code and formulas are verbatim; every other element's text (and table cell) is prose.
 _VERBATIM_TYPES = frozenset({"code", "formula"})
 
-# A word broken at a line end: lowercase letter, hyphen, newline, lowercase letter.
-_HYPHEN_BREAK = re.compile(r"([A-Za-z]*[a-z])-\n([a-z][A-Za-z]*)")
-_WORD = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*")
+# A word broken at a line end, in any script with letter case: letters, a hyphen, the line
+# break, letters. The hyphen is written four ways: `-`, U+2010 `‐`, the soft hyphen U+00AD
+# (a discretionary break, never part of the word; letter-spaced text may put a space before
+# it: `technolo \xad\ngically`) and `¬`, which some extractions and OCR use for one.
+_LETTERS = r"[^\W\d_]+"
+_HYPHEN_BREAK = re.compile(
+    rf"(?P<left>{_LETTERS})(?:(?P<hard>[-\u2010])|[ \t]*(?P<soft>[\u00ad\u00ac]))"
+    rf"[ \t]*\n[ \t]*(?P<right>{_LETTERS})"
+)
+# A soft hyphen inside a line is invisible in print and only breaks the word for search.
+_INLINE_SOFT_HYPHEN = re.compile(r"(?<=[^\W\d_])\u00ad(?=[^\W\d_])")
+_WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 # A run of Latin letters (accented ones too) between word boundaries; CJK is never a fragment.
 _LATIN = "A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f"
 # The `s` of `card's` belongs to its word: no fragment starts after an apostrophe; nor does a
@@ -50,21 +59,30 @@ _CLAUSE_NUMBER = re.compile(r"第\s*[\d.〇零一二三四五六七八九十百�
 
 
 def join_hyphenated(elements: list[DocumentElement]) -> tuple[list[DocumentElement], int]:
-    """`implemen-\\ntation` -> `implementation`; a compound the document spells with a hyphen
-    elsewhere (`well-known`) keeps its hyphen and only loses the line break."""
+    """`implemen-\\ntation`, `Verarbei\\u00ad\\ntung` -> one word. A hard hyphen joins only a
+    lowercase continuation (`EU-\\nDatenschutz` stays), and a compound the document spells with
+    a hyphen elsewhere (`well-known`) keeps its hyphen and only loses the line break; a soft
+    hyphen always joins, and goes wherever it sits inside a word."""
     compounds, words = set(), set()
     for element in elements:
         for word in _WORD.findall(element.text.lower()):
             (compounds if "-" in word else words).add(word)
 
-    def fix(text: str) -> tuple[str, int]:
-        def join(match: re.Match[str]) -> str:
-            left, right = match[1], match[2]
-            joined = f"{left}{right}"
-            keep = f"{left}-{right}".lower() in compounds and joined.lower() not in words
-            return f"{left}-{right}" if keep else joined
+    def join(match: re.Match[str]) -> str:
+        left, right = match["left"], match["right"]
+        joined = f"{left}{right}"
+        if match["soft"]:
+            return joined
+        if not (left[-1].islower() and right[0].islower()):
+            return match[0]
+        keep = f"{left}-{right}".lower() in compounds and joined.lower() not in words
+        return f"{left}{match['hard']}{right}" if keep else joined
 
-        return _HYPHEN_BREAK.subn(join, text)
+    def fix(text: str) -> tuple[str, int]:
+        joined = sum(join(m) != m[0] for m in _HYPHEN_BREAK.finditer(text))
+        text = _HYPHEN_BREAK.sub(join, text)
+        text, removed = _INLINE_SOFT_HYPHEN.subn("", text)
+        return text, joined + removed
 
     return _map_prose(elements, fix, paged_only=False)
 
@@ -241,10 +259,34 @@ def _map_prose(
                 )
             out.append(element)
             continue
-        text, count = fix(element.text)
+        text, count, line_pages = _fix_by_page(element, fix)
         total += count
-        out.append(element.model_copy(update={"text": text}) if count else element)
+        if count:
+            metadata = {**element.metadata, "line_pages": line_pages} if line_pages else None
+            element = element.model_copy(
+                update={"text": text, **({"metadata": metadata} if metadata else {})}
+            )
+        out.append(element)
     return out, total
+
+
+def _fix_by_page(
+    element: DocumentElement, fix: Callable[[str], tuple[str, int]]
+) -> tuple[str, int, list[list[int]] | None]:
+    """`fix` over the element's text, page by page when it has `line_pages` (a join must not
+    move lines across the page they are on); the new text, the count and the new line_pages."""
+    breaks = element.metadata.get("line_pages")
+    if not breaks:
+        return (*fix(element.text), None)
+    lines = element.text.split("\n")
+    parts, line_pages, total, line = [], [], 0, 0
+    for (start, page), end in zip(breaks, [at for at, _ in breaks[1:]] + [len(lines)], strict=True):
+        fixed, count = fix("\n".join(lines[start:end]))
+        parts.append(fixed)
+        line_pages.append([line, page])
+        line += fixed.count("\n") + 1
+        total += count
+    return "\n".join(parts), total, line_pages
 
 
 def _prose_texts(element: DocumentElement) -> list[str]:
