@@ -469,6 +469,18 @@ def test_token_windows_never_leave_punctuation_alone() -> None:
     ]
 
 
+def test_korean_windows_end_between_words() -> None:
+    # Korean spaces its words: a window never ends inside one, even when the model's
+    # tokenizer spends a token per jamo (counted here as a token per character).
+    text = "코로나바이러스감염증 관련 보험약관상 재해보험금 지급문제 및 개선과제를 살펴보았다"
+    words = set(text.split())
+    for counter, limit in ((APPROX, 3), (CharCounter(), 12)):
+        windows = [text[s:e] for s, e in token_windows(text, counter, limit)]
+        assert len(windows) > 1
+        assert all(set(window.split()) <= words for window in windows), windows
+    assert APPROX.count(text) == len(text.split())
+
+
 def test_token_windows_cut_a_word_longer_than_the_limit() -> None:
     text = "xy abcdefghij z"
     assert token_windows(text, CharCounter(), 4) == [(0, 2), (3, 7), (7, 11), (11, 15)]

@@ -109,7 +109,7 @@ class ClausesTemplate(SemanticTemplate):
     """A semantic template whose sections are clauses: it reuses the packing and splitting."""
 
     name = "clauses"
-    version = "4"
+    version = "5"
     headings_from_text = True
 
     def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]:

@@ -28,7 +28,7 @@ from rag_assets.templates.tokens import TokenCounter, token_windows
 
 class FixedTemplate(ChunkTemplate):
     name = "fixed"
-    version = "2"
+    version = "3"
     cites_articles = False
 
     def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]:

@@ -12,10 +12,11 @@ from rag_assets.errors import ConfigurationError
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
-# Han, kana, Hangul syllables, CJK punctuation and full-width forms: scripts written without
-# spaces, where one character is roughly one token.
+# Han, kana, CJK punctuation and full-width forms: scripts written without spaces, where one
+# character is roughly one token. Not Hangul: Korean puts spaces between words, and a window
+# may only end between them.
 _CJK = (
-    "\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+    "\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff"
     "\uf900-\ufaff\uff00-\uffef\U00020000-\U0002fa1f"
 )
 # A unit is one CJK character or one run of other non-space characters.
