@@ -25,6 +25,16 @@ FIXTURE_DOCUMENTS = [
     "legal/gdpr_eurlex_pdf_extracted.txt",
     "legal/劳动合同法(2012-12-28).md",
     "pdf/redp5110_sampled.pdf",
+    "pdf/2305.03393v1-pg9.pdf",
+    "pdf/WARN-Report-for-7-1-2015-to-03-25-2016.pdf",
+    "pdf/issue-336-example_zh_anhui_land_use_standard.pdf",
+    "pdf/normal_4pages.pdf",
+    "html/wiki_duck.html",
+    "md/docling_deployment.md",
+    "qa/docling_faq.md",
+    "qa/ms_vsdocs_zhtw_unit-test-basics.md",
+    "docx/word_tables.docx",
+    "docx/unit_test_headers_numbered.docx",
 ]
 
 
