@@ -236,8 +236,34 @@ def header_path_for(ancestors: Sequence[str]) -> str:
     return "/" + "".join(title.replace("/", "\u2215") + "/" for title in ancestors)
 
 
+# A decimal section number opening a heading title: `2`, `2.1`, `3.6.6` (a chapter number has
+# at most three digits, so that `2024 Annual report` is no chapter 2024).
+_DECIMAL_NUMBER = re.compile(r"^(\d{1,3}(?:\.\d{1,3})*)\.?(?:\s|$)")
+
+
+def decimal_number(title: str) -> tuple[int, ...] | None:
+    match = _DECIMAL_NUMBER.match(title.strip())
+    return tuple(int(part) for part in match[1].split(".")) if match else None
+
+
+def open_ancestors(open_titles: Sequence[str], title: str) -> int:
+    """How many of the open headings (outermost first, already closed by level) stay open above
+    `title`. A dotted section number nests only under its own prefixes: `2.1.6` closes an open
+    `1` or `1.2` and everything below it, whatever their levels say, so a section whose parent
+    heading the parser missed is not filed under the previous chapter."""
+    number = decimal_number(title)
+    if number is None or len(number) < 2:
+        return len(open_titles)
+    for position, open_title in enumerate(open_titles):
+        ancestor = decimal_number(open_title)
+        if ancestor is not None and number[: len(ancestor)] != ancestor:
+            return position
+    return len(open_titles)
+
+
 class HeadingStack:
-    """Open headings by level: a new heading closes every open one at its level or deeper."""
+    """Open headings by level: a new heading closes every open one at its level or deeper, and
+    every numbered one that is not a prefix of its number (`open_ancestors`)."""
 
     def __init__(self) -> None:
         self._open: list[tuple[int, str]] = []
@@ -246,6 +272,7 @@ class HeadingStack:
         # Levels on the stack strictly increase, so popping from the top suffices.
         while self._open and self._open[-1][0] >= level:
             self._open.pop()
+        del self._open[open_ancestors(self.titles, title) :]
         self._open.append((level, title))
 
     @property

@@ -21,7 +21,8 @@ from rag_assets.sources.raw import RawDocument, capture_raw_document
 SOURCES_VERSION = "1"
 # Parsers: a web page's chrome (menus, banners, hidden parts) is dropped; admonitions are quoted.
 PARSE_VERSION = "4"
-# IR: a table merged across pages, or a list, says where each page starts; soft hyphens joined.
+# IR: a table merged across pages, or a list, says where each page starts; soft hyphens joined;
+# a chapter number takes the title under it.
 NORMALIZE_VERSION = "7"
 
 

@@ -4,7 +4,8 @@ template. Each repair maps elements to elements and counts what it changed; the 
 
 Order matters: text first (numbers and repeated lines compare cleanly), then page furniture
 (so it neither splits a table nor gets numbered), then tables, then numbered heading lines
-inside paragraphs (their titles already whole words), then heading levels.
+inside paragraphs (their titles already whole words), chapter numbers joined to the titles
+under them, then heading levels.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from rag_assets.normalize.repairs.furniture import (
 )
 from rag_assets.normalize.repairs.heading_levels import recover_heading_levels
 from rag_assets.normalize.repairs.heading_lines import split_heading_lines
+from rag_assets.normalize.repairs.number_headings import join_number_headings
 from rag_assets.normalize.repairs.tables import merge_continued_tables
 from rag_assets.normalize.repairs.text import (
     join_hyphenated,
@@ -37,6 +39,7 @@ REPAIRS: tuple[tuple[str, Repair], ...] = (
     ("furniture_retyped", retype_furniture),
     ("tables_merged", merge_continued_tables),
     ("heading_lines_split", split_heading_lines),
+    ("number_headings_joined", join_number_headings),
     ("heading_levels", recover_heading_levels),
 )
 

@@ -19,6 +19,7 @@ from rag_assets.templates.base import (
     header_path_for,
     heading_level,
     heading_title,
+    open_ancestors,
 )
 from rag_assets.templates.spec_parts.glossary import is_glossary_heading
 
@@ -122,10 +123,12 @@ def place(
         if role in ("toc", "skip"):
             continue
         if element.type in HEADING_TYPES and heading_title(element):
-            # Same rule as HeadingStack: a heading closes every open one at its level or deeper.
+            # Same rules as HeadingStack: a heading closes every open one at its level or
+            # deeper, and numbered ones its number does not extend.
             level = heading_level(element)
             while stack and heading_level(stack[-1]) >= level:
                 stack.pop()
+            del stack[open_ancestors([heading_title(h) for h in stack], heading_title(element)) :]
             stack.append(element)
         placed.append(Placed(index, element, role, tuple(stack)))
     return placed
