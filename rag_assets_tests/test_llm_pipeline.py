@@ -8,6 +8,7 @@ from dagster import AssetKey, AssetRecordsFilter, DagsterInstance
 from rag_assets.defs.ingest import ingest
 from rag_assets.settings import Settings
 from rag_assets.storage import read_chunks
+from rag_assets.templates.semantic import SemanticTemplate
 from rag_assets_tests.openai_stub import Behaviour, serve_stub
 
 pytestmark = pytest.mark.slow
@@ -126,7 +127,9 @@ def test_auto_asks_the_llm_for_the_template_and_says_so(tmp_path, monkeypatch):
         settings = Settings(data_dir=tmp_path / "data", template="auto")
         instance = DagsterInstance.ephemeral()
         (outcome,) = ingest(settings, [guide], instance=instance)
-    assert outcome.success and outcome.template == "semantic v4", outcome.summary()
+    assert outcome.success and outcome.template == f"semantic v{SemanticTemplate.version}", (
+        outcome.summary()
+    )
     assert stub.calls == 1 and stub.requests[0].model == "stub-chat"
     metadata = _materializations(instance, "document_chunks", outcome.doc_id)[
         0
