@@ -190,6 +190,41 @@ def test_semantic_oversized_table_splits_at_rows_with_header_repeated(kind: str)
     assert all(r.metadata["contains_table"] == is_table for r in rows)
 
 
+def test_semantic_split_table_names_its_table_in_every_part() -> None:
+    header = "| Key | Value |\n|---|---|"
+    rows_md = [f"| r{i} | v{i} |" for i in range(1, 7)]
+    table = header + "\n" + "\n".join(rows_md)
+    doc = make_doc(
+        [
+            ("heading", "## T", 2, 1),
+            ("caption", "Table 3 Fees", None, 1),
+            ("table", table, None, 1),
+            ("paragraph", "After the table.", None, 1),
+        ]
+    )
+    rows = semantic(doc, max_tokens=24, overlap=0)
+    parts = [r.text for r in rows if "| r" in r.text]
+    assert len(parts) >= 3
+    # The caption's own chunk holds it once; every later part repeats it before the header.
+    assert parts[0].count("Table 3 Fees") == 1
+    assert all(part.startswith(f"## T\n\nTable 3 Fees\n\n{header}\n") for part in parts[1:])
+    # Below the table, as some documents place it, the caption is repeated the same way.
+    below = make_doc(
+        [("heading", "## T", 2, 1), ("table", table, None, 1), ("caption", "Table 3 Fees", None, 1)]
+    )
+    later = [r.text for r in semantic(below, max_tokens=24, overlap=0) if "| r" in r.text]
+    assert all(text.count("Table 3 Fees") == 1 for text in later)
+    # Other split elements carry no caption.
+    plain = make_doc(
+        [
+            ("heading", "## T", 2, 1),
+            ("caption", "Figure 1", None, 1),
+            ("list", "\n".join(f"- item {i} of the list" for i in range(12)), None, 1),
+        ]
+    )
+    assert sum("Figure 1" in r.text for r in semantic(plain, max_tokens=24, overlap=0)) == 1
+
+
 def test_semantic_table_header_too_large_to_repeat_is_left_out_of_the_parts() -> None:
     header = (
         "| Register offset in bytes | Field name as specified | Access type and reset value |\n"

@@ -79,6 +79,10 @@ class _Piece:
     # Repeated around a partial element: a table's header rows, a code block's fences.
     prefix: str = ""
     suffix: str = ""
+    # A split table's caption, put before every part whose chunk does not hold the caption's
+    # own element (position `caption_index`; None when the caption is the table's own).
+    caption: str = ""
+    caption_index: int | None = None
 
 
 @dataclass(frozen=True)
@@ -141,8 +145,10 @@ class SemanticTemplate(ChunkTemplate):
         lead = self._lead(doc.title, section.headings, line, counter)
         pieces = [
             piece
-            for index, element in section.content
-            for piece in self._pieces(index, element, lead, counter)
+            for position, (index, element) in enumerate(section.content)
+            for piece in self._pieces(
+                index, element, lead, counter, *_caption(section.content, position)
+            )
         ]
         if not pieces:
             return []  # a heading alone: its title lives on in the headings below it
@@ -236,12 +242,20 @@ class SemanticTemplate(ChunkTemplate):
         return lead if counter.count(lead) <= self.options.max_tokens // 2 else line
 
     def _pieces(
-        self, index: int, element: DocumentElement, lead: str, counter: TokenCounter
+        self,
+        index: int,
+        element: DocumentElement,
+        lead: str,
+        counter: TokenCounter,
+        caption: str = "",
+        caption_index: int | None = None,
     ) -> list[_Piece]:
         """The element whole if it fits a chunk alone, else its seams, cut further if needed.
 
         `lead` is what each chunk's context_text puts before the content (breadcrumb and
-        heading line, `contextualize`): the limit holds for what is embedded.
+        heading line, `contextualize`): the limit holds for what is embedded. A split table
+        repeats its header rows in every part, and its `caption` where the part's chunk does
+        not already hold it, so that every part names its table.
         """
         text, limit = element.text, self.options.max_tokens
         base = counter.count(lead)
@@ -250,24 +264,28 @@ class SemanticTemplate(ChunkTemplate):
             return [_Piece(index, element, 0, len(text), alone - base)]
         prefix_end, seams, suffix_start = _seams(element)
         prefix, suffix = text[:prefix_end], text[suffix_start:]
+        if element.type != "table":
+            caption = ""
+        repeated = (prefix, suffix, caption, None)
         # What a chunk of this element costs besides its content.
-        overhead = counter.count(_render(lead, [_Piece(index, element, 0, 0, 0, prefix, suffix)]))
-        if (prefix or suffix) and overhead > limit // 2:
+        overhead = counter.count(_render(lead, [_Piece(index, element, 0, 0, 0, *repeated)]))
+        if (prefix or suffix or caption) and overhead > limit // 2:
             # Header rows (or fences) repeated in every part would leave too little room for
             # the rows themselves, or none: the parts go without them.
-            prefix = suffix = ""
+            prefix = suffix = caption = ""
             overhead = counter.count(_render(lead, [_Piece(index, element, 0, 0, 0)]))
+        repeated = (prefix, suffix, caption, caption_index)
         budget = max(1, limit - overhead)
         pieces: list[_Piece] = []
         for start, end in seams:
             cost = counter.count(text[start:end])
             if cost <= budget:
-                pieces.append(_Piece(index, element, start, end, cost, prefix, suffix))
+                pieces.append(_Piece(index, element, start, end, cost, *repeated))
                 continue
             for window_start, window_end in _windows(element, text[start:end], counter, budget):
                 cut = (start + window_start, start + window_end)
                 cost = counter.count(text[slice(*cut)])
-                pieces.append(_Piece(index, element, *cut, cost, prefix, suffix))
+                pieces.append(_Piece(index, element, *cut, cost, *repeated))
         return pieces
 
     def _pack(self, pieces: list[_Piece], lead: str, counter: TokenCounter) -> list[list[_Piece]]:
@@ -313,12 +331,29 @@ def _nests(before: _Section, after: _Section) -> bool:
 def _render(line: str, pieces: list[_Piece]) -> str:
     """Heading line, then each element's covered slice; adjacent slices of one element merge."""
     blocks = [line] if line else []
+    held = {piece.index for piece in pieces}
     for _, group in groupby(pieces, key=lambda piece: piece.index):
         slices = list(group)
         first, last = slices[0], slices[-1]
+        if first.caption and first.caption_index not in held:
+            blocks.append(first.caption)
         body = first.element.text[first.start : last.end]
         blocks.append(first.prefix + body + first.suffix)
     return BLOCK_SEPARATOR.join(blocks)
+
+
+def _caption(content: list[tuple[int, DocumentElement]], position: int) -> tuple[str, int | None]:
+    """A table's caption: a caption element right before it (or right after), else the table's
+    own; ("", None) for any other element."""
+    element = content[position][1]
+    if element.type != "table":
+        return "", None
+    for neighbour in (position - 1, position + 1):
+        if 0 <= neighbour < len(content) and content[neighbour][1].type == "caption":
+            index, caption = content[neighbour]
+            return caption.text.strip(), index
+    own = element.table.caption if element.table else None
+    return (own.strip(), None) if own else ("", None)
 
 
 def _section_number(heading: DocumentElement | None) -> str | None:
