@@ -22,6 +22,13 @@ def make_doc(
         DocumentElement(type=kind, text=text, level=level, page_start=page, page_end=page)
         for kind, text, level, page in items
     ]
+    return doc_from_elements(elements, doc_id, source_path)
+
+
+def doc_from_elements(
+    elements: list[DocumentElement], doc_id: str = "d", source_path: str = "d.pdf"
+) -> StandardizedDocument:
+    """A PDF's IR from elements as an adapter would leave them, markdown assembled."""
     markdown, placed = assemble_markdown(elements)
     return StandardizedDocument(
         doc_id=doc_id,
@@ -29,7 +36,7 @@ def make_doc(
         source_sha256="ab" * 32,
         parser="test",
         parser_version="0",
-        page_count=max((page for *_, page in items), default=None),
+        page_count=max((e.page_end for e in elements), default=None),
         markdown=markdown,
         elements=placed,
     )

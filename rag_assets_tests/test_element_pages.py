@@ -10,7 +10,6 @@ import pymupdf
 import pytest
 
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument, TableCell, TableData
-from rag_assets.normalize.markdown import assemble_markdown
 from rag_assets.normalize.pymupdf_adapter import pymupdf_to_ir
 from rag_assets.normalize.repairs.tables import merge_continued_tables
 from rag_assets.parsers.pymupdf import PyMuPDFParser
@@ -20,6 +19,7 @@ from rag_assets.tables.to_markdown import table_to_markdown
 from rag_assets.templates.base import TemplateOptions
 from rag_assets.templates.registry import get_template
 from rag_assets.templates.tokens import ApproxTokenCounter
+from rag_assets_tests.builders import doc_from_elements
 
 HEADER = ["Offset", "Register", "Reset value"]
 SMALL = TemplateOptions(max_tokens=60, overlap_tokens=0)
@@ -45,20 +45,6 @@ def table_part(rows: list[list[str]], page: int) -> DocumentElement:
     )
 
 
-def paged_doc(elements: list[DocumentElement]) -> StandardizedDocument:
-    markdown, placed = assemble_markdown(elements)
-    return StandardizedDocument(
-        doc_id="regs",
-        source_path="regs.pdf",
-        source_sha256="0" * 64,
-        parser="test",
-        parser_version="0",
-        page_count=max(e.page_end for e in elements),
-        markdown=markdown,
-        elements=placed,
-    )
-
-
 @pytest.fixture
 def merged_register_table() -> StandardizedDocument:
     # Page 1: REG0-REG9; page 2: REG10-REG19 under a repeated header; page 3: REG20-REG29.
@@ -70,7 +56,7 @@ def merged_register_table() -> StandardizedDocument:
     ]
     elements, merged = merge_continued_tables(parts)
     assert merged == 2
-    return paged_doc(elements)
+    return doc_from_elements(elements)
 
 
 def register_page(number: int) -> int:
@@ -114,7 +100,7 @@ def test_table_markdown_that_keeps_the_lines_keeps_the_pages(merged_register_tab
 
     def chosen(markdown: str) -> DocumentElement:
         choice = TableMarkdown(
-            doc_id="regs",
+            doc_id="d",
             element_index=1,
             page_start=1,
             page_end=3,

@@ -22,7 +22,6 @@ from rag_assets.contracts.ir import (
 )
 from rag_assets.normalize.adapt import to_ir
 from rag_assets.normalize.docling_adapter import docling_to_ir
-from rag_assets.normalize.markdown import assemble_markdown
 from rag_assets.normalize.pymupdf_adapter import pymupdf_to_ir
 from rag_assets.normalize.repairs import repair_document
 from rag_assets.normalize.repairs.furniture import retype_furniture
@@ -37,6 +36,7 @@ from rag_assets.normalize.repairs.text import (
 from rag_assets.parsers.base import ParsedDocument
 from rag_assets.parsers.pymupdf import PyMuPDFParser
 from rag_assets.tables.to_markdown import table_to_markdown
+from rag_assets_tests.builders import doc_from_elements
 
 FURNITURE = ("page_header", "page_footer")
 BODY_BOX: BBox = (72.0, 100.0, 520.0, 700.0)
@@ -86,20 +86,6 @@ def table(
         page_end=page,
         bbox=bbox,
         table=data,
-    )
-
-
-def make_doc(elements: list[DocumentElement]) -> StandardizedDocument:
-    markdown, placed = assemble_markdown(elements)
-    return StandardizedDocument(
-        doc_id="d",
-        source_path="d.pdf",
-        source_sha256="0" * 64,
-        parser="test",
-        parser_version="0",
-        page_count=max(e.page_end for e in elements),
-        markdown=markdown,
-        elements=placed,
     )
 
 
@@ -620,7 +606,7 @@ def test_spaces_between_cjk_characters_removed_latin_spacing_kept() -> None:
 
 
 def test_repair_document_counts_and_keeps_furniture_out_of_the_markdown() -> None:
-    doc = make_doc(
+    doc = doc_from_elements(
         [
             heading("1 Scope", bbox=(72.0, 60.0, 300.0, 80.0)),
             heading("1.1 Terms", bbox=BODY_BOX),

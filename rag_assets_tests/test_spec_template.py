@@ -13,7 +13,6 @@ from pydantic import ValidationError
 
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument, TableCell, TableData
-from rag_assets.normalize.markdown import assemble_markdown
 from rag_assets.normalize.pymupdf_adapter import pymupdf_to_ir
 from rag_assets.parsers.pymupdf import PyMuPDFParser
 from rag_assets.tables.structure import structure_markdown, with_table_markdown
@@ -23,7 +22,7 @@ from rag_assets.templates.semantic import SemanticTemplate
 from rag_assets.templates.spec import SpecOptions, SpecTemplate, spec_structure
 from rag_assets.templates.spec_parts.labels import find_references
 from rag_assets.templates.tokens import ApproxTokenCounter
-from rag_assets_tests.builders import assert_blocking_checks_pass
+from rag_assets_tests.builders import assert_blocking_checks_pass, doc_from_elements
 
 APPROX = ApproxTokenCounter()
 CORPUS_SPEC = (
@@ -49,17 +48,7 @@ def element(
 
 
 def build(elements: list[DocumentElement], doc_id: str = "spec-1") -> StandardizedDocument:
-    markdown, placed = assemble_markdown(elements)
-    return StandardizedDocument(
-        doc_id=doc_id,
-        source_path="inbox/spec.pdf",
-        source_sha256="cd" * 32,
-        parser="test",
-        parser_version="0",
-        page_count=max(e.page_end for e in elements),
-        markdown=markdown,
-        elements=placed,
-    )
+    return doc_from_elements(elements, doc_id, "inbox/spec.pdf")
 
 
 # --- the sample spec, through the real parser -------------------------------------------
