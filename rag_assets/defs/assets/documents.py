@@ -22,7 +22,7 @@ SOURCES_VERSION = "1"
 # Parsers: a web page's chrome (menus, banners, hidden parts) is dropped; admonitions are quoted.
 PARSE_VERSION = "4"
 # IR: a table merged across pages, or a list, says where each page starts; soft hyphens joined;
-# a chapter number takes the title under it.
+# a chapter number takes the title under it; running headers cut from text without layout.
 NORMALIZE_VERSION = "7"
 
 
