@@ -47,7 +47,12 @@ CHUNKS = [
      "机器学习是人工智能的一个重要分支。"),
     ("legco/zh-paper.pdf", "qa_pairs", "text", "/租务/", (6, 7),
      "租户在终止租约前必须提前三十天书面通知。"),
+    ("specs/host.pdf", "spec", "glossary", "/5 Glossary/", (10, 10),
+     "Card Detect: the input signal that tells whether a card is inserted."),
+    ("specs/host.pdf", "spec", "text", "/3 Operation/", (6, 6),
+     "The Card Detect input is debounced for 32 ms before its interrupt is raised."),
 ]  # fmt: skip
+GLOSSARY, DEBOUNCE = CHUNKS[9][5], CHUNKS[10][5]
 
 
 def chunk_rows() -> list[ChunkRow]:
@@ -253,6 +258,32 @@ def test_a_filter_applies_to_bm25_as_well(retriever: Retriever) -> None:
 def test_backwards_pages_are_refused() -> None:
     with pytest.raises(ValueError, match="after page_to"):
         SearchFilters(page_from=5, page_to=2)
+
+
+def test_glossary_entries_lead_only_for_what_a_term_means(retriever: Retriever) -> None:
+    glossary = BY_TEXT[GLOSSARY].chunk_id
+    question = "How long is the card detect input debounced?"
+    as_is = Retriever(
+        retriever.index,
+        retriever.collection,
+        retriever.embedder,
+        fusion=FusionSettings(glossary_weight=1.0),
+    )
+    silenced = Retriever(
+        retriever.index,
+        retriever.collection,
+        retriever.embedder,
+        fusion=FusionSettings(glossary_weight=0.0),
+    )
+    unweighted = {h.chunk_id: h.score for h in as_is.search(question, top_k=10).hits}
+    assert unweighted[glossary] > 0.5  # the entry names the term: a strong candidate
+    hits = silenced.search(question, top_k=len(CHUNKS)).hits
+    assert hits[0].text == DEBOUNCE
+    assert (hits[-1].chunk_id, hits[-1].score) == (glossary, 0.0)
+    # Asked what the term means, the entry keeps its score and leads.
+    for meaning in ("What is Card Detect?", "What does Card Detect mean?", "Card Detect 是什么？"):
+        first = silenced.search(meaning, top_k=3).hits[0]
+        assert first.chunk_id == glossary and first.score == as_is.search(meaning).hits[0].score
 
 
 def test_without_a_reranker_the_fused_order_stands(retriever: Retriever) -> None:

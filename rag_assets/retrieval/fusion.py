@@ -46,6 +46,9 @@ class FusionSettings(BaseModel):
     # With foreign_model_weight 0, the model's retrievers still run and add, after BM25's hits,
     # the ones BM25 did not find (see the module docstring).
     foreign_model_fill: bool = True
+    # Multiplies a glossary entry's fused score unless the question asks what a term means
+    # (intent.py): a near-tie then goes to the passage that answers, not to the definition.
+    glossary_weight: float = Field(0.95, ge=0, le=1)
 
     @classmethod
     def from_env(cls) -> FusionSettings:
@@ -150,3 +153,19 @@ def weighted_rrf(
             extra[item] = extra.get(item, 0.0) + 1 / (k + rank)
     tail = sorted(extra, key=lambda item: (-extra[item], item))
     return fused + [(item, 0.0, extra_found[item]) for item in tail]
+
+
+def weigh_chunk_types(
+    fused: list[tuple[str, float, dict[str, int]]],
+    chunk_types: Mapping[str, str | None],
+    weights: Mapping[str, float],
+) -> list[tuple[str, float, dict[str, int]]]:
+    """`fused` with each hit's score times its chunk type's weight (1 when none is given),
+    re-sorted; the order of equal scores is kept."""
+    if not weights:
+        return fused
+    weighed = [
+        (item, score * weights.get(chunk_types.get(item) or "", 1.0), ranks)
+        for item, score, ranks in fused
+    ]
+    return sorted(weighed, key=lambda hit: -hit[1])

@@ -23,8 +23,10 @@ from rag_assets.retrieval.fusion import (
     FusionSettings,
     fill_retrievers,
     fusion_weights,
+    weigh_chunk_types,
     weighted_rrf,
 )
+from rag_assets.retrieval.intent import asks_for_definition
 from rag_assets.retrieval.language import detect_language
 from rag_assets.retrieval.rerank import Reranker, RerankError, load_reranker, rerank
 from rag_assets.settings import Settings
@@ -167,6 +169,11 @@ class Retriever:
             fill,
             scores={name: {h.chunk_id: h.score for h in hits} for name, hits in lists.items()},
         )
+        if not asks_for_definition(query):
+            types = {
+                h.chunk_id: h.fields.get("chunk_type") for hits in lists.values() for h in hits
+            }
+            fused = weigh_chunk_types(fused, types, {"glossary": self.fusion.glossary_weight})
         # Text and metadata only for the hits returned or reranked.
         shown = fused[: max(top_k, self.rerank_top_n if self.reranker else 0)]
         rows = self.index.rows_for_hits(self.collection, [chunk_id for chunk_id, _, _ in shown])
@@ -192,7 +199,8 @@ class Retriever:
         while the query is embedded) over the client's thread-safe gRPC channel. A Milvus
         server runs them in parallel; Milvus Lite 3 serves them in one Python process."""
         expr = filters.expression()
-        fields = filters.checked_fields()
+        # chunk_type: a glossary entry weighs less unless the question asks for a meaning.
+        fields = (*filters.checked_fields(), "chunk_type")
 
         def ranked(retriever: str, data: Any) -> list[RankedId]:
             return self.index.ranked_ids(self.collection, retriever, data, pool, expr, fields)
