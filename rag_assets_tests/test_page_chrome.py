@@ -29,7 +29,8 @@ PAGE = f"""<!DOCTYPE html>
   <p hidden>Print this page</p>
   <article>
     <h2 id="diet">Diet</h2>
-    <p>Mallards dabble for pondweed and eat snails in shallow water.</p>
+    <p>Mallards dabble for pondweed<sup class="reference"><a href="#cite-1">[1]</a></sup> and eat
+       snails<sup><a href="#note-a">[ a ]</a></sup> in shallow water; a pond of 10<sup>3</sup> m².</p>
     <table><tr><th>Bird</th><th>Food</th></tr><tr><td>Mallard</td><td>pondweed</td></tr></table>
     <h2 id="nesting">Nesting</h2>
     <p>Coots build floating nests of reeds anchored to the bank.</p>
@@ -43,6 +44,8 @@ PAGE = f"""<!DOCTYPE html>
 </body></html>
 """
 CHROME = [
+    "[1]",
+    "[ a ]",
     "Birdwiki home",
     "Search birdwiki",
     "Random article",
@@ -56,6 +59,7 @@ CHROME = [
 ]
 CONTENT = [
     "Pond birds",
+    "a pond of 10",
     "free bird encyclopedia",
     "Mallards dabble for pondweed",
     "pondweed",
@@ -71,12 +75,13 @@ def _text(html: bytes) -> str:
 
 def test_chrome_dropped_and_content_kept() -> None:
     cleaned, notes = prepare_html(PAGE.encode())
+    assert b"10<sup>3</sup>" in cleaned  # a superscript that is no citation stays
     text = _text(cleaned)
     assert [c for c in CHROME if c in text] == []
     assert [c for c in CONTENT if c not in text] == []
     assert notes == [
         "page chrome dropped before parsing: everything outside <main>, 3 hidden elements, "
-        f"2 lists of links ({len(LANGUAGES) + 3} links)"
+        f"2 lists of links ({len(LANGUAGES) + 3} links), 2 citation markers"
     ]
 
 

@@ -14,7 +14,9 @@ do it:
 - outside the page's single `<main>` (or `role="main"`), everything;
 - lists that are only links: to places on this page (a hand-made table of contents: the headings
   themselves are indexed), or at least `LINK_LIST_MIN_ITEMS` items long (menus, language pickers).
-  A short "See also" list stays.
+  A short "See also" list stays;
+- citation markers: a superscript that is only a bracketed link to a note on the page (`[5]`,
+  `[a]`, `[note 2]`), which would otherwise sit in the text as ` [ 5 ]`. The notes themselves stay.
 
 A page with none of these comes back byte for byte as it was read.
 """
@@ -43,6 +45,7 @@ class ChromeDropped:
     link_lists: int = 0
     links: int = 0
     outside_main: bool = False
+    citation_markers: int = 0
 
     def note(self) -> str | None:
         parts = []
@@ -54,6 +57,8 @@ class ChromeDropped:
             parts.append(f"{self.hidden} hidden elements")
         if self.link_lists:
             parts.append(f"{self.link_lists} lists of links ({self.links} links)")
+        if self.citation_markers:
+            parts.append(f"{self.citation_markers} citation markers")
         return f"page chrome dropped before parsing: {', '.join(parts)}" if parts else None
 
 
@@ -84,6 +89,9 @@ def strip_page_chrome(soup: BeautifulSoup) -> ChromeDropped:
         dropped.links += len(element.find_all("a"))
         element.decompose()
         dropped.link_lists += 1
+    for element in _find_all(soup, _is_citation_marker):
+        element.decompose()
+        dropped.citation_markers += 1
     return dropped
 
 
@@ -137,6 +145,19 @@ def _is_link_list(element: Tag) -> bool:
         return False
     in_page = all(a.get("href", "").startswith("#") for a in links)
     return in_page or len(items) >= LINK_LIST_MIN_ITEMS
+
+
+_CITATION = re.compile(r"^\[\s*(?:\d{1,4}|[a-z]{1,2}|(?i:note|nb|n)\s*\d{1,3})\s*\]$")
+
+
+def _is_citation_marker(element: Tag) -> bool:
+    if element.name != "sup":
+        return False
+    links = element.find_all("a")
+    text = " ".join(element.get_text().split())
+    return (
+        len(links) == 1 and links[0].get("href", "").startswith("#") and bool(_CITATION.match(text))
+    )
 
 
 def _letters(text: str) -> str:
