@@ -98,9 +98,11 @@ def strip_page_chrome(soup: BeautifulSoup) -> ChromeDropped:
 def _find_all(soup: BeautifulSoup, wanted) -> list[Tag]:
     """Outermost matches only: a match inside another is dropped with it."""
     found: list[Tag] = []
+    seen: set[int] = set()  # by identity: Tags compare equal by content
     for element in soup.find_all(wanted):
-        if not any(parent in found for parent in element.parents):
+        if not any(id(parent) in seen for parent in element.parents):
             found.append(element)
+            seen.add(id(element))
     return found
 
 

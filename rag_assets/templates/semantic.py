@@ -264,8 +264,6 @@ class SemanticTemplate(ChunkTemplate):
             return [_Piece(index, element, 0, len(text), alone - base)]
         prefix_end, seams, suffix_start = _seams(element)
         prefix, suffix = text[:prefix_end], text[suffix_start:]
-        if element.type != "table":
-            caption = ""
         repeated = (prefix, suffix, caption, None)
         # What a chunk of this element costs besides its content.
         overhead = counter.count(_render(lead, [_Piece(index, element, 0, 0, 0, *repeated)]))
