@@ -501,6 +501,26 @@ def test_a_join_keeps_each_line_on_its_page() -> None:
     assert out.pages_of(out.text.index("three"), len(out.text)) == (2, 2)
 
 
+def test_split_words_joined_page_by_page_in_a_list_that_crosses_a_page_break() -> None:
+    # The words are learnt from the same page slices the join then fixes: a list continued on
+    # the next page once took the whole document down with a KeyError.
+    steps = DocumentElement(
+        type="list",
+        text="- Set the inform ation field\n- Read it\n- Clear the inform ation field",
+        page_start=1,
+        page_end=2,
+        metadata={"line_pages": [[0, 1], [2, 2]]},
+    )
+    out, joined = join_split_words([steps, para("The information is kept.")])
+    assert out[0].text.split("\n") == [
+        "- Set the information field",
+        "- Read it",
+        "- Clear the information field",
+    ]
+    assert joined == 2
+    assert out[0].metadata["line_pages"] == [[0, 1], [2, 2]]
+
+
 def test_words_split_by_spaces_joined_where_the_document_spells_them_whole() -> None:
     elements = [
         heading("Art icle 3"),

@@ -16,3 +16,9 @@ def chunk_preview(records: list[dict], limit: int = 3, width: int = 400) -> Meta
 
 def seconds(value: float) -> MetadataValue:
     return MetadataValue.float(round(value, 3))
+
+
+def degraded_metadata(notes: list[str]) -> dict[str, MetadataValue]:
+    """`degraded`: the optional steps that failed for this document (empty when none did), so a
+    document that landed without one of them says so where it is shown and in the receipt."""
+    return {"degraded": MetadataValue.json(list(notes))}

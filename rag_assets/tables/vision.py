@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
 from rag_assets.llm.client import BudgetExceeded, LLMClient, LLMUnavailable
+from rag_assets.optional import StepFailures
 from rag_assets.quality.groundtruth import normalize_text
 from rag_assets.tables.cache import CachedAnswer, VisionCache, cache_key
 from rag_assets.tables.models import TableMarkdown
@@ -159,6 +160,7 @@ class VisionOutcome(BaseModel):
     prompt_tokens: int = 0  # spent this run: cache hits cost none
     completion_tokens: int = 0
     fallbacks: dict[str, int] = Field(default_factory=dict)  # by kind: the reason up to its ":"
+    degraded: list[str] = Field(default_factory=list)  # vision failed: the parser's tables stand
 
 
 @dataclass
@@ -249,14 +251,48 @@ def vision_markdown(
     status = f"vision: on (model {model})"
     if pdf_path is None or not _is_pdf(Path(pdf_path)):
         return _settled(structure_rows, "not a PDF: vision reads PDF page regions only", status)
+    failures = StepFailures(doc.source_path or doc.doc_id)
+    outcome = failures.run(
+        "vision tables",
+        lambda: _read_tables(
+            doc,
+            Path(pdf_path),
+            structure_rows,
+            client,
+            cache,
+            model,
+            status,
+            dpi,
+            margin_pt,
+            include_picture_tables,
+        ),
+        None,
+    )
+    if outcome is None:
+        settled = _settled(structure_rows, "vision failed: the parser's structure stands", status)
+        return settled.model_copy(update={"degraded": failures.notes()})
+    return outcome
 
+
+def _read_tables(
+    doc: StandardizedDocument,
+    pdf_path: Path,
+    structure_rows: list[TableMarkdown],
+    client: LLMClient,
+    cache: VisionCache,
+    model: str,
+    status: str,
+    dpi: int,
+    margin_pt: float,
+    include_picture_tables: bool,
+) -> VisionOutcome:
     by_index = {row.element_index: row for row in structure_rows}
     targets = [
         _Target(i, e, by_index.get(i), _parser_text(e))
         for i, e in enumerate(doc.elements)
         if i in by_index or (include_picture_tables and _is_picture_table(doc, i))
     ]
-    _render(targets, Path(pdf_path), dpi, margin_pt)
+    _render(targets, pdf_path, dpi, margin_pt)
     images = {t.image_sha256: t.png for t in targets if t.image_sha256 and t.png}
     answers = {sha: cache.get(sha, model, PROMPT_VERSION) for sha in images}
     hits = {sha for sha, answer in answers.items() if answer is not None}

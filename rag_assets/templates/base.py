@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
-from typing import ClassVar, NamedTuple
+from collections.abc import Callable, Sequence
+from typing import ClassVar, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rag_assets.contracts.chunk import ChunkRow, ChunkType, chunk_id_for
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
+from rag_assets.optional import StepFailures
 from rag_assets.templates.references import article_openings, cited_articles, cited_context
 from rag_assets.templates.tokens import TokenCounter
+
+T = TypeVar("T")
 
 # Running headers/footers repeat on every page and carry no content.
 SKIPPED_TYPES = frozenset({"page_header", "page_footer"})
@@ -90,6 +93,16 @@ class ChunkTemplate(ABC):
     def __init__(self, options: TemplateOptions | None = None) -> None:
         self.options = options or TemplateOptions()
         self._openings: tuple[str, dict[int, str]] | None = None  # (doc key, article openings)
+        # Optional steps that failed while chunking (article openings, figures, cross-references):
+        # the chunks are made without them and the document lands degraded.
+        self.failures = StepFailures()
+
+    def optional(
+        self, doc: StandardizedDocument, step: str, call: Callable[[], T], fallback: T
+    ) -> T:
+        """`call()`, or `fallback` when it raises: the step is recorded in `failures`."""
+        self.failures.subject = doc.source_path or doc.doc_id
+        return self.failures.run(step, call, fallback)
 
     @abstractmethod
     def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]: ...
@@ -127,7 +140,12 @@ class ChunkTemplate(ABC):
         # A short chunk may name what it is about only by the articles it cites; a longer one
         # has words enough of its own, and the openings would mostly repeat other chunks.
         if self.cites_articles and tokens <= self.options.max_tokens // 2 and cited_articles(text):
-            cited = cited_context(text, self._article_openings(doc, counter))
+            cited = self.optional(
+                doc,
+                "article openings",
+                lambda: cited_context(text, self._article_openings(doc, counter)),
+                [],
+            )
             context = "\n\n".join([context, *cited])
         return ChunkRow(
             chunk_id=chunk_id_for(doc.doc_id, self.name, chunk_index, text),

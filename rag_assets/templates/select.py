@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pydantic import BaseModel, Field
 
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.llm import LLMClient, LLMError
+from rag_assets.optional import StepFailures
 from rag_assets.templates.base import heading_title
 from rag_assets.templates.choice_cache import CachedGuess, ChoiceCache, choice_key
 from rag_assets.templates.numbering import marker_at
@@ -73,6 +74,7 @@ class TemplateChoice:
     template: str
     reason: str
     cached: bool = False  # the LLM's guess came from the choice cache: no call was made
+    degraded: tuple[str, ...] = ()  # optional steps of the choice that failed, and why
 
 
 def _auto(doc: StandardizedDocument) -> TemplateChoice:
@@ -140,12 +142,22 @@ def choose_template(
 ) -> TemplateChoice:
     if requested != "auto":
         return TemplateChoice(requested, "configured")
-    choice = _auto(doc)
+    # Scoring and the LLM's guess only refine the choice: when one fails, `semantic` (or the
+    # scores' choice) stands and the document is chunked all the same.
+    failures = StepFailures(doc.source_path or doc.doc_id)
+    fallback = TemplateChoice("semantic", "auto: scoring failed, the default template stands")
+    choice = failures.run("template scoring", lambda: _auto(doc), fallback)
     if choice.template not in available_templates():
         choice = TemplateChoice(
             "semantic", f"{choice.reason}, but {choice.template!r} is not installed"
         )
-    return choice if llm is None else _ask_llm(doc, llm, choice, min_confidence, cache)
+    if llm is not None:
+        choice = failures.run(
+            "template choice by LLM",
+            lambda: _ask_llm(doc, llm, choice, min_confidence, cache),
+            choice,
+        )
+    return replace(choice, degraded=tuple(failures.notes()))
 
 
 def document_sha256(doc: StandardizedDocument) -> str:

@@ -80,8 +80,10 @@ class SpecTemplate(ChunkTemplate):
             options = SpecOptions(**options.model_dump())
         super().__init__(options or SpecOptions())
 
-    def document_structure(self, doc: StandardizedDocument) -> SpecStructure:
-        return spec_structure(doc, self.options)
+    def document_structure(self, doc: StandardizedDocument) -> SpecStructure | None:
+        return self.optional(
+            doc, "cross-references", lambda: spec_structure(doc, self.options), None
+        )
 
     def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]:
         opts = self.options
@@ -110,10 +112,20 @@ class SpecTemplate(ChunkTemplate):
             elif p.index in terms:
                 rows = self._glossary_chunks(doc, p, terms[p.index], counter)
                 extras.append((p.element.start_char, rows))
-            elif p.element.type == "figure" and (figure := find_figure(doc, p.index)):
-                extras.append((p.element.start_char, self._figure_chunks(doc, p, figure, counter)))
-        known_sections = spec_structure(doc, opts).section_labels()
+            elif p.element.type == "figure":
+                rows = self.optional(
+                    doc, "figure placeholders", lambda p=p: self._figures(doc, p, counter), []
+                )
+                extras.append((p.element.start_char, rows))
+        structure = self.document_structure(doc)
+        known_sections = structure.section_labels() if structure else set()
         return self._finalize(doc, _interleave(body, extras), known_sections)
+
+    def _figures(
+        self, doc: StandardizedDocument, p: Placed, counter: TokenCounter
+    ) -> list[ChunkRow]:
+        figure = find_figure(doc, p.index)
+        return self._figure_chunks(doc, p, figure, counter) if figure else []
 
     def _semantic(
         self, doc: StandardizedDocument, elements: list[DocumentElement], counter: TokenCounter

@@ -12,7 +12,7 @@ from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.contracts.tabular import from_arrow, to_arrow, to_records
 from rag_assets.defs.checks import CHUNK_CHECKS, COVERAGE_CHECKS, result, specs
 from rag_assets.defs.incremental import arrow_version
-from rag_assets.defs.metadata import chunk_preview, seconds
+from rag_assets.defs.metadata import chunk_preview, degraded_metadata, seconds
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import (
     CollectionsResource,
@@ -75,11 +75,14 @@ def table_markdown(
     for reason, count in outcome.fallbacks.items():
         if reason != "off":
             context.log.warning(f"{count} tables fell back to the parser's structure: {reason}")
+    for note in outcome.degraded:
+        context.log.warning(f"{doc.source_path}: {note}")
     table = to_arrow(rows, TableMarkdown)
     return Output(
         table,
         data_version=arrow_version(table),
         metadata={
+            **degraded_metadata(outcome.degraded),
             "tables": len(rows),
             "vision": outcome.status,
             "methods": MetadataValue.json(dict(Counter(r.method for r in rows))),
@@ -143,10 +146,14 @@ def document_chunks(
     records = to_records(table, ChunkRow)
     tokens = [c.token_count for c in chunks]
     structure = template.document_structure(doc)
+    degraded = [*choice.degraded, *template.failures.notes()]
+    for note in degraded:
+        context.log.warning(f"{doc.source_path}: {note}")
     yield Output(
         table,
         data_version=arrow_version(table),
         metadata={
+            **degraded_metadata(degraded),
             "template": f"{template.name} v{template.version}",
             "template_reason": choice.reason,
             # The LLM's guess was read from <data dir>/cache/templates: no call was made for it.

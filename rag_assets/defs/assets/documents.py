@@ -7,7 +7,7 @@ from dagster import AssetExecutionContext, Failure, MetadataValue, Output, asset
 
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.defs.incremental import content_version
-from rag_assets.defs.metadata import seconds
+from rag_assets.defs.metadata import degraded_metadata, seconds
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import CollectionsResource, InboxResource, ParserResource
 from rag_assets.errors import ConfigurationError, DocumentError
@@ -22,8 +22,9 @@ SOURCES_VERSION = "1"
 # Parsers: a web page's chrome (menus, banners, hidden parts) is dropped; admonitions are quoted.
 PARSE_VERSION = "4"
 # IR: a table merged across pages, or a list, says where each page starts; soft hyphens joined;
-# a chapter number takes the title under it; running headers cut from text without layout.
-NORMALIZE_VERSION = "7"
+# a chapter number takes the title under it; running headers cut from text without layout;
+# headings whose level the source states are never rewritten; a failed repair is skipped.
+NORMALIZE_VERSION = "8"
 
 
 def _document_failure(context: AssetExecutionContext, error: Exception) -> Failure:
@@ -163,9 +164,14 @@ def normalized_documents(
             context,
             DocumentError(f"{raw_documents.source_path}: {no_text_reason(parsed_documents)}"),
         )
+    degraded = doc.metadata.get("degraded", [])
+    for note in degraded:
+        context.log.warning(f"{raw_documents.source_path}: {note}")
     return Output(
         doc,
         metadata={
+            **degraded_metadata(degraded),
+            "repairs_failed": MetadataValue.json(doc.metadata.get("repairs_failed", {})),
             "parser": doc.parser,
             "title": doc.title or "",
             "page_count": doc.page_count or 0,

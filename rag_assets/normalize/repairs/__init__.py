@@ -6,11 +6,16 @@ Order matters: text first (numbers and repeated lines compare cleanly), then run
 in text without layout and page furniture (so it neither splits a table nor gets numbered), then tables, then numbered heading lines
 inside paragraphs (their titles already whole words), chapter numbers joined to the titles
 under them, then heading levels.
+
+Every repair is optional: one that raises, or that would rewrite a heading whose level the
+source states, is undone for that document (its elements stay as they were before it), logged
+as a WARNING and recorded in `metadata["repairs_failed"]` and `metadata["degraded"]`; the
+other repairs still run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
 from rag_assets.normalize.markdown import assemble_markdown
@@ -19,7 +24,7 @@ from rag_assets.normalize.repairs.furniture import (
     restore_lone_furniture,
     retype_furniture,
 )
-from rag_assets.normalize.repairs.heading_levels import recover_heading_levels
+from rag_assets.normalize.repairs.heading_levels import LEVEL_STATED, recover_heading_levels
 from rag_assets.normalize.repairs.heading_lines import split_heading_lines
 from rag_assets.normalize.repairs.number_headings import join_number_headings
 from rag_assets.normalize.repairs.running_text import strip_running_text
@@ -29,6 +34,7 @@ from rag_assets.normalize.repairs.text import (
     join_split_words,
     remove_cjk_spaces,
 )
+from rag_assets.optional import StepFailures
 
 Repair = Callable[[list[DocumentElement]], tuple[list[DocumentElement], int]]
 
@@ -46,21 +52,53 @@ REPAIRS: tuple[tuple[str, Repair], ...] = (
 )
 
 
-def repair_document(doc: StandardizedDocument) -> StandardizedDocument:
-    """The document with every repair applied, its markdown and offsets re-assembled."""
+REPAIR_NAMES = tuple(name for name, _ in REPAIRS)
+
+
+class StatedStructureChanged(RuntimeError):
+    """A repair merged, split, re-levelled or re-worded a heading whose level the source states."""
+
+
+def repair_document(doc: StandardizedDocument, skip: Collection[str] = ()) -> StandardizedDocument:
+    """The document with every repair but those in `skip` applied, its markdown and offsets
+    re-assembled; a repair that fails is left out for this document and said so."""
+    unknown = set(skip) - set(REPAIR_NAMES)
+    if unknown:
+        raise ValueError(f"unknown repairs {sorted(unknown)}; repairs are {REPAIR_NAMES}")
     elements = doc.elements
     counts: dict[str, int] = {}
+    failures = StepFailures(doc.source_path or doc.doc_id)
     for name, repair in REPAIRS:
-        elements, counts[name] = repair(elements)
+        if name in skip:
+            continue
+        repaired = failures.run(f"repair {name}", lambda r=repair, e=elements: _checked(r, e), None)
+        if repaired is not None:  # a failed repair has no count: its elements stay as they were
+            elements, counts[name] = repaired
     counts["furniture_dropped"] = sum(e.type in FURNITURE_TYPES for e in elements)
     markdown, elements = _assemble(elements)
-    return doc.model_copy(
-        update={
-            "markdown": markdown,
-            "elements": elements,
-            "metadata": {**doc.metadata, "repairs": counts},
+    metadata = {**doc.metadata, "repairs": counts}
+    if failures.failed:
+        metadata["repairs_failed"] = {
+            step.removeprefix("repair "): reason for step, reason in failures.failed.items()
         }
-    )
+        metadata["degraded"] = [*doc.metadata.get("degraded", []), *failures.notes()]
+    return doc.model_copy(update={"markdown": markdown, "elements": elements, "metadata": metadata})
+
+
+def _checked(repair: Repair, elements: list[DocumentElement]) -> tuple[list[DocumentElement], int]:
+    """The repair's result, refused when it touched a heading whose level the source states."""
+    repaired, count = repair(elements)
+    if _stated_headings(repaired) != _stated_headings(elements):
+        raise StatedStructureChanged("it changed headings whose level the source states")
+    return repaired, count
+
+
+def _stated_headings(elements: list[DocumentElement]) -> list[tuple[str, str, int | None]]:
+    return [
+        (e.type, e.text, e.level)
+        for e in elements
+        if e.type in ("title", "heading") and e.metadata.get(LEVEL_STATED)
+    ]
 
 
 def _assemble(elements: list[DocumentElement]) -> tuple[str, list[DocumentElement]]:

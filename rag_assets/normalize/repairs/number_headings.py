@@ -8,6 +8,9 @@ paragraphs. A heading that is only a number, followed (page furniture aside) by 
 without one, takes that title: `# 1 Securing and protecting IBM DB2 data`, at the number's level.
 A label between them that only restates the number (`**Chapter 1.**`) goes into the heading's
 metadata (`number_labels`).
+
+Headings whose level the source states (Markdown `#`, DOCX styles, HTML `h1`-`h6`) are the
+author's structure: `# Appendix A` over `## Table 4 Notes` stays two headings.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import re
 
 from rag_assets.contracts.ir import DocumentElement
 from rag_assets.normalize.repairs.furniture import FURNITURE_TYPES
+from rag_assets.normalize.repairs.heading_levels import LEVEL_STATED
 from rag_assets.templates.base import (
     HEADING_TYPES,
     decimal_number,
@@ -39,7 +43,8 @@ def join_number_headings(elements: list[DocumentElement]) -> tuple[list[Document
         if element.type in FURNITURE_TYPES:
             out.append(element)
             continue
-        title = heading_title(element) if element.type in HEADING_TYPES else ""
+        guessed = element.type in HEADING_TYPES and not element.metadata.get(LEVEL_STATED)
+        title = heading_title(element) if guessed else ""
         if pending is not None and title and is_words_title(title):
             out[pending] = _joined(out[pending], element, title, labels)
             joined += 1

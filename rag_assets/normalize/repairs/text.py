@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Callable, Set
 
 from rag_assets.contracts.ir import DocumentElement, TableData
+from rag_assets.normalize.repairs.heading_levels import LEVEL_STATED
 from rag_assets.tables.to_markdown import table_to_markdown
 
 # Code and formulas are verbatim; every other element's text (and table cell) is prose.
@@ -102,7 +103,7 @@ def join_split_words(elements: list[DocumentElement]) -> tuple[list[DocumentElem
     letter-spaced documents, so does a run of English words whose join the document never
     writes.
     """
-    texts = [text for element in elements for text in _prose_texts(element)]
+    texts = [text for element in elements for text in prose_units(element)]
     seen: Counter[str] = Counter(m[0].lower() for text in texts for m in _LATIN_WORD.finditer(text))
     words = english_words()
 
@@ -131,7 +132,7 @@ def join_split_words(elements: list[DocumentElement]) -> tuple[list[DocumentElem
     def fix(text: str) -> tuple[str, int]:
         pieces: list[str] = []
         cursor = count = 0
-        for run in runs_in[text]:
+        for run in runs_in[text] if text in runs_in else _split_runs(text, candidate):
             # A short word standing alone elsewhere at either end of a run is a word of its
             # own (`cour t in` is `court in`, `a system atic` is `a systematic`).
             while len(run) > 2 and _free_word(run[0], alone) and candidate(_words(run[1:])):
@@ -247,7 +248,7 @@ def _map_prose(
     out: list[DocumentElement] = []
     total = 0
     for element in elements:
-        if element.type in _VERBATIM_TYPES or (paged_only and element.bbox is None):
+        if _untouchable(element) or (paged_only and element.bbox is None):
             out.append(element)
             continue
         if element.table is not None:
@@ -275,13 +276,12 @@ def _fix_by_page(
 ) -> tuple[str, int, list[list[int]] | None]:
     """`fix` over the element's text, page by page when it has `line_pages` (a join must not
     move lines across the page they are on); the new text, the count and the new line_pages."""
-    breaks = element.metadata.get("line_pages")
-    if not breaks:
+    slices = page_slices(element)
+    if slices is None:
         return (*fix(element.text), None)
-    lines = element.text.split("\n")
     parts, line_pages, total, line = [], [], 0, 0
-    for (start, page), end in zip(breaks, [at for at, _ in breaks[1:]] + [len(lines)], strict=True):
-        fixed, count = fix("\n".join(lines[start:end]))
+    for page, text in slices:
+        fixed, count = fix(text)
         parts.append(fixed)
         line_pages.append([line, page])
         line += fixed.count("\n") + 1
@@ -289,14 +289,35 @@ def _fix_by_page(
     return "\n".join(parts), total, line_pages
 
 
-def _prose_texts(element: DocumentElement) -> list[str]:
-    """The texts `_map_prose` would fix in this element."""
-    if element.type in _VERBATIM_TYPES:
+def page_slices(element: DocumentElement) -> list[tuple[int, str]] | None:
+    """The element's text cut where its pages start (`line_pages`), as (page, text) pairs;
+    None when it has no per-page lines."""
+    breaks = element.metadata.get("line_pages")
+    if not breaks:
+        return None
+    lines = element.text.split("\n")
+    ends = [at for at, _ in breaks[1:]] + [len(lines)]
+    return [
+        (page, "\n".join(lines[start:end])) for (start, page), end in zip(breaks, ends, strict=True)
+    ]
+
+
+def _untouchable(element: DocumentElement) -> bool:
+    """Verbatim text, and headings as the source states them (the author's own words)."""
+    return element.type in _VERBATIM_TYPES or bool(element.metadata.get(LEVEL_STATED))
+
+
+def prose_units(element: DocumentElement) -> list[str]:
+    """The texts `_map_prose` hands to a fix for this element, one by one: a table's cells,
+    caption and footnotes; an element's page slices; else its whole text. A repair that
+    learns from the document's texts before fixing them must read these, not element texts."""
+    if _untouchable(element):
         return []
-    if element.table is None:
-        return [element.text]
-    table = element.table
-    return [cell.text for cell in table.cells] + [table.caption or "", *table.footnotes]
+    if element.table is not None:
+        table = element.table
+        return [cell.text for cell in table.cells] + [table.caption or "", *table.footnotes]
+    slices = page_slices(element)
+    return [element.text] if slices is None else [text for _, text in slices]
 
 
 def _fix_table(table: TableData, fix: Callable[[str], tuple[str, int]]) -> tuple[TableData, int]:
