@@ -14,8 +14,8 @@ from rag_assets.contracts.ir import DocumentElement
 from rag_assets.normalize import repairs
 from rag_assets.normalize.repairs import REPAIR_NAMES, REPAIRS, repair_document
 from rag_assets.normalize.repairs.heading_levels import LEVEL_STATED
-from rag_assets.templates import select, spec
 from rag_assets.templates import base as template_base
+from rag_assets.templates import select, spec
 from rag_assets.templates.registry import build_template
 from rag_assets.templates.tokens import ApproxTokenCounter, TokenCounter
 from rag_assets_tests.builders import doc_from_elements
