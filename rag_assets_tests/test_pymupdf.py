@@ -479,6 +479,32 @@ def test_merged_leader_rows_split_at_leaders_and_lines() -> None:
     assert not is_leader_table([["Bits", "Field"], ["15:8", "Timeout..."], ["7", "DMA"]])
 
 
+def test_merged_rows_of_a_cost_table_whose_value_columns_carry_leaders_too() -> None:
+    """A rule's cost table sets every column but the last with leaders; merged rows hold two
+    items per cell, each ended by its leader, on one line or two."""
+    from rag_assets.normalize.leaders import is_leader_table, split_leader_rows
+
+    merged = [
+        ["Action", "Labor cost", "Parts cost"],
+        [
+            "Wiring change ........ Sensor system test .......",
+            "Up to $3,790 ......... $0 ....",
+            "$1,200\n$0",
+        ],
+        ["Harness inspection .......", "2 work-hours ......\n× $85", "$0"],
+        ["Software update ........\nRecord entry ........", "$425 ......\n$85 .......", "$0 $0"],
+    ]
+    assert is_leader_table(merged)
+    assert split_leader_rows(merged) == [
+        ["Action", "Labor cost", "Parts cost"],
+        ["Wiring change", "Up to $3,790", "$1,200"],
+        ["Sensor system test", "$0", "$0"],
+        ["Harness inspection", "2 work-hours × $85", "$0"],
+        ["Software update", "$425", "$0"],
+        ["Record entry", "$85", "$0"],
+    ]
+
+
 def test_semantic_splits_a_leader_table_between_rows(parser: PyMuPDFParser, tmp_path: Path):
     from rag_assets.templates.base import TemplateOptions
     from rag_assets.templates.semantic import SemanticTemplate

@@ -66,19 +66,27 @@ def _keys(cell: str) -> list[str]:
 
 
 def _split(cell: str, count: int) -> list[str]:
-    """The cell as `count` values: by its lines, else after each of `count` numbers, else the
-    whole text with the first row."""
+    """The cell as `count` values: at its own leaders (a value column set with leaders too:
+    `Up to $3,790 ...... $0 ....`), else by its lines, else after each of `count` numbers, else
+    the whole text with the first row. Leaders never stay in a value."""
     if count == 1:
-        return [" ".join(_LEADER.sub(" ", cell).split())]
-    lines = [" ".join(line.split()) for line in cell.splitlines() if line.strip()]
+        return [_without_leaders(cell)]
+    items = [part for part in map(_without_leaders, _LEADER.split(cell)) if part]
+    if _LEADER.search(cell) and len(items) == count:
+        return items
+    lines = [_without_leaders(line) for line in cell.splitlines() if line.strip()]
     if len(lines) == count:
         return lines
-    text = " ".join(cell.split())
+    text = _without_leaders(cell)
     ends = [match.end() for match in _NUMBER.finditer(text)]
     if len(ends) == count:
         starts = [0, *ends[:-1]]
         return [text[a:b].strip() for a, b in zip(starts, ends, strict=True)]
     return [text, *[""] * (count - 1)]
+
+
+def _without_leaders(text: str) -> str:
+    return " ".join(_LEADER.sub(" ", text).split())
 
 
 def leader_lines_as_rows(lines: list[str]) -> list[list[str]] | None:
@@ -93,7 +101,7 @@ def leader_lines_as_rows(lines: list[str]) -> list[list[str]] | None:
         if match is None:
             wrapped.append(" ".join(line.split()))
             continue
-        rows.append([" ".join([*wrapped, match["key"]]), " ".join(match["value"].split())])
+        rows.append([" ".join([*wrapped, match["key"]]), _without_leaders(match["value"])])
         wrapped = []
     if wrapped:
         rows.append([" ".join(wrapped), ""])
