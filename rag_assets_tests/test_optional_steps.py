@@ -54,9 +54,7 @@ def test_a_repair_that_raises_is_skipped_and_the_others_still_apply(
     with caplog.at_level(logging.WARNING):
         doc = repair_document(_document())
     assert doc.metadata["repairs_failed"] == {name: "RuntimeError: injected failure"}
-    assert doc.metadata["degraded"] == [
-        f"repair {name} skipped (RuntimeError: injected failure)"
-    ]
+    assert doc.metadata["degraded"] == [f"repair {name} skipped (RuntimeError: injected failure)"]
     assert set(doc.metadata["repairs"]) == set(REPAIR_NAMES) - {name} | {"furniture_dropped"}
     text = doc.markdown
     assert ("implementation" in text) == (name != "hyphens_joined")
