@@ -1029,9 +1029,10 @@ def test_unstructured_markup_levels_are_kept(tmp_path: Path, file_format: str) -
     ]
 
 
-@pytest.mark.parametrize(("levels", "expected"), [((1, 2, 3), [2, 3, 4]), ((1, 1, 1), [2, 3, 2])])
-def test_docling_pdf_levels_kept_when_its_layout_model_gives_them(levels, expected) -> None:
-    """A layout model's own levels stand; all at one level is a flat guess, filled in."""
+@pytest.mark.parametrize("levels", [(1, 2, 3), (1, 1, 1)])
+def test_docling_pdf_levels_are_set_from_real_numbering(levels) -> None:
+    """A PDF's levels are the layout model's guess from the page, varied or flat: the headings'
+    numbers set them (`2 Design` is no child of `1.1 Terms`)."""
     from docling_core.types.doc import DoclingDocument, ProvenanceItem, Size
     from docling_core.types.doc.base import BoundingBox
 
@@ -1050,7 +1051,7 @@ def test_docling_pdf_levels_kept_when_its_layout_model_gives_them(levels, expect
         native=doc.export_to_dict(),
     )
     after = to_ir(parsed, doc_id="spec", source_sha256="0" * 64)
-    assert [e.level for e in after.headings() if e.type == "heading"] == expected
+    assert [e.level for e in after.headings() if e.type == "heading"] == [2, 3, 2]
 
 
 @pytest.mark.parametrize(

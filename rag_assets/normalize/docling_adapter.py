@@ -3,9 +3,9 @@
 Heading levels follow Docling's own markdown, whatever the format: a `title` label is level 1
 and `section_header` level L is level L + 1. Docling 2.143 gives `#` / <h1> / DOCX "Title" as
 `title` and `##` / <h2> / DOCX "Heading 1" as section_header level 1, so `#` depth == IR level.
-Those levels are the source's own (`LEVEL_STATED`), as are a PDF layout model's when it gives
-more than one; a PDF whose section headers all sit at one level has only a flat guess, which
-the numbering repair may fill in.
+Outside PDF those levels are the source's own (`LEVEL_STATED`): Markdown `#`, HTML `h1`-`h6`,
+DOCX heading styles. A PDF's levels are the layout model's guess from the page, which the
+numbering repair may set from the headings' real numbers.
 
 docling_core is imported inside `docling_to_ir` (its import pulls in pandas, ~1.4 s); the helpers
 work on item labels (plain strings via `str(label)`) rather than on Docling classes.
@@ -83,8 +83,7 @@ class _Walker:
         self.file_format = file_format
         self.title: str | None = None
         self.elements: list[DocumentElement] = []
-        pdf_levels = {t.level for t in doc.texts if str(t.label) == "section_header"}
-        self.levels_stated = file_format != "pdf" or len(pdf_levels) > 1
+        self.levels_stated = file_format != "pdf"
         # Items already rendered by an owner: captions and footnotes of tables and pictures,
         # inline runs of headings.
         self.consumed = {

@@ -1,9 +1,9 @@
 """Heading levels recovered from numbering where the parser flattened or guessed them.
 
-Levels the source states (Markdown `#`, HTML `h1`-`h6`, DOCX heading styles, a layout model's
-own levels), marked `LEVEL_STATED` in a heading's metadata by its adapter, are never changed.
-Only the rest are filled in: Docling gives every PDF section header one level; layout parsers
-rank by font size; plain text has none. A heading's number says more: the document's numbering families are ordered (a family that restarts at 1
+Levels the source states (Markdown `#`, HTML `h1`-`h6`, DOCX heading styles), marked
+`LEVEL_STATED` in a heading's metadata by its adapter, are never changed. Only the levels a
+parser guessed from a page's layout are set: Docling's layout model and PyMuPDF's font-size
+ranks guess them; plain text has none. A heading's number says more: the document's numbering families are ordered (a family that restarts at 1
 right under another ranks below it, else named divisions first, else first appearance), each
 family's depths take consecutive levels, and a document title stays above level-1 sections.
 A document whose levels already agree with its numbering (DOCX styles, Markdown) is left alone.
