@@ -177,6 +177,8 @@ def cmd_parse(args: argparse.Namespace) -> int:
     )
     for note in [*result.choice.fallbacks, *result.parsed.notes]:
         print(f"# note: {note}")
+    for note in doc.metadata.get("degraded", []):
+        print(f"# degraded: {note}")
     print(
         f"# {doc.page_count or 'no'} pages, {len(doc.elements)} elements, title: {doc.title or '-'}"
     )

@@ -277,3 +277,16 @@ def test_a_failed_repair_lands_the_document_degraded(
     }
     outcome = _outcome(key, relative, result)
     assert outcome.degraded and f"degraded: {note}" in outcome.summary()
+
+
+def test_parse_lists_what_was_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rag_assets.cli import main
+
+    monkeypatch.setattr(repairs, "REPAIRS", _broken("heading_levels"))
+    source = tmp_path / "guide.md"
+    source.write_text("# Guide\n\nText.\n", encoding="utf-8")
+    assert main(["parse", str(source)]) == 0
+    listing = capsys.readouterr().out
+    assert "# degraded: repair heading_levels skipped (RuntimeError: injected failure)" in listing
