@@ -8,6 +8,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from rag_assets.settings import Settings
 
@@ -245,7 +246,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
     os.execvpe(command[0], command, env)
 
 
-def _tool(args: argparse.Namespace, run, show) -> int:
+def _tool(args: argparse.Namespace, run, show, nothing: str = "nothing found") -> int:
     """Run a retrieval tool on the index; print its results as JSON or with `show`."""
     from rag_assets.errors import ConfigurationError
     from rag_assets.retrieval.tools import open_toolbox
@@ -262,7 +263,7 @@ def _tool(args: argparse.Namespace, run, show) -> int:
     if args.json:
         print(json.dumps([r.model_dump() for r in results], ensure_ascii=False, indent=2))
     elif not results:
-        print("nothing found")
+        print(nothing)
     for result in [] if args.json else results:
         print(show(result))
     return 0
@@ -273,7 +274,7 @@ def cmd_glossary(args: argparse.Namespace) -> int:
 
     return _tool(
         args,
-        lambda box: glossary(box, args.term),
+        lambda box: glossary(box, term=args.term),
         lambda e: f"{e.term} ({e.match}; {e.source.citation})\n    {e.definition}",
     )
 
@@ -286,7 +287,9 @@ def cmd_table_rows(args: argparse.Namespace) -> int:
         notes = "".join(f"\n    note: {n}" for n in row.footnotes)
         return f"{row.table} ({row.source.citation})\n{cells}{notes}"
 
-    return _tool(args, lambda box: table_rows(box, args.keywords, args.attribute), show)
+    return _tool(
+        args, lambda box: table_rows(box, keywords=args.keywords, attribute=args.attribute), show
+    )
 
 
 def cmd_text(args: argparse.Namespace) -> int:
@@ -294,7 +297,7 @@ def cmd_text(args: argparse.Namespace) -> int:
 
     return _tool(
         args,
-        lambda box: text(box, args.query, top_k=args.top_k),
+        lambda box: text(box, query=args.query, top_k=args.top_k),
         lambda p: (
             f"{p.header_path}  ({p.source.citation}, score {p.score:.3f})\n    "
             + " ".join(p.text.split())[:300]
@@ -307,7 +310,7 @@ def cmd_figures(args: argparse.Namespace) -> int:
 
     return _tool(
         args,
-        lambda box: figures(box, args.description, top_k=args.top_k),
+        lambda box: figures(box, description=args.description, top_k=args.top_k),
         lambda f: (
             f"{f.caption or f.figure_id} ({f.source.citation})\n    "
             f"image: {f.image_path or '-'}\n    cited by: {f.anchor_text or '-'}"
@@ -329,20 +332,27 @@ def cmd_section(args: argparse.Namespace) -> int:
             ]
         return "\n".join(lines)
 
-    return _tool(args, lambda box: section(box, args.path_or_number, args.doc), show)
+    where = f" of {args.doc}" if args.doc else ""
+    nothing = f"no section {args.path_or_number!r} in the indexed documents{where}"
+    return _tool(
+        args,
+        lambda box: section(box, path_or_number=args.path_or_number, doc=args.doc),
+        show,
+        nothing,
+    )
 
 
 def cmd_answer(args: argparse.Namespace) -> int:
     from rag_assets.errors import ConfigurationError
-    from rag_assets.retrieval.answer import Turn, answer, model_client
+    from rag_assets.retrieval.answer import answer, model_client, read_session
     from rag_assets.retrieval.tools import open_toolbox
 
     session = Path(args.session) if args.session else None
-    history = (
-        [Turn.model_validate(t) for t in json.loads(session.read_text(encoding="utf-8"))]
-        if session and session.is_file()
-        else []
-    )
+    try:
+        history = read_session(session) if session and session.is_file() else []
+    except ValueError as error:
+        print(f"rag-assets answer: session file {session}: {error}", file=sys.stderr)
+        return 2
     settings = _settings(args)
     threshold = {"threshold": args.threshold} if args.threshold is not None else {}
     try:
@@ -374,8 +384,15 @@ def cmd_answer(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """Argument errors in one line, as every other refusal (usage stays behind --help)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rag-assets", description=__doc__)
+    parser = _Parser(prog="rag-assets", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
     def add(name: str, help_text: str) -> argparse.ArgumentParser:
@@ -484,10 +501,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from pydantic import ValidationError
+
+    from rag_assets.retrieval.inputs import InvalidInput, one_line
+
     args = build_parser().parse_args(argv)
     try:
         code = args.func(args)
         sys.stdout.flush()
+    except (InvalidInput, ValidationError) as error:
+        # A value refused at the boundary: one line naming it, never a traceback.
+        message = one_line(error) if isinstance(error, ValidationError) else str(error)
+        print(f"rag-assets {args.command}: {message}", file=sys.stderr)
+        return 2
     except BrokenPipeError:
         # The reader left early (`| head -1`): stop quietly, as Unix tools do, with the status of a
         # process ended by SIGPIPE. stdout goes to /dev/null so the flush at exit cannot fail again.

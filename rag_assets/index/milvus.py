@@ -249,8 +249,16 @@ def unit_vector(vector: Any) -> list[float]:
     return (array / norm if norm > 0 else array).tolist()
 
 
+# Milvus' expression language has no escape that matches a control character in a literal, and
+# a line break inside a `like` pattern ends Milvus Lite's engine process.
+_UNQUOTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 def quote(value: str) -> str:
-    """A Milvus filter string literal; ids may hold quotes and backslashes."""
+    """A Milvus filter string literal; ids may hold quotes and backslashes. A value holding a
+    control character is refused (ValueError)."""
+    if _UNQUOTABLE.search(value):
+        raise ValueError(f"a filter value holds a control character: {value[:60]!r}")
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 

@@ -19,14 +19,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from rag_assets.llm.client import LLMClient, LLMError
 from rag_assets.llm.settings import LLMSettings
 from rag_assets.retrieval import tools
 from rag_assets.retrieval.conflicts import find_conflicts, reconcile
+from rag_assets.retrieval.inputs import one_line, query_text
 from rag_assets.retrieval.relevance import NOT_FOUND_THRESHOLD, Evidence, Vocabulary, assess
 from rag_assets.retrieval.router import Route, ToolCall, route, route_by_rules
 from rag_assets.retrieval.tools import Source, Toolbox, fold
@@ -105,6 +107,19 @@ class Turn(BaseModel):
     answer: str
 
 
+# Earlier turns a session file may hold; only the last one steers a follow-up question.
+_SESSION = TypeAdapter(list[Turn])
+
+
+def read_session(path: Path) -> list[Turn]:
+    """The turns of a session file `answer --session` wrote; ValueError in one line when the
+    file is not one."""
+    try:
+        return _SESSION.validate_json(path.read_bytes())
+    except ValidationError as error:
+        raise ValueError(one_line(error)) from None
+
+
 class Answer(BaseModel):
     question: str
     standalone_question: str
@@ -141,6 +156,7 @@ def answer(
     history: Sequence[Turn] = (),
     threshold: float = NOT_FOUND_THRESHOLD,
 ) -> Answer:
+    question = query_text(question, "question")
     calls_before = client.usage.calls if client else 0
     notes: list[str] = []
     standalone = standalone_question(question, history, client, notes)
@@ -296,7 +312,7 @@ def _call(box: Toolbox, call: ToolCall) -> list[_Item]:
     if call.name == "glossary":
         return [
             _Item(text=f"{e.term}: {e.definition}", kind=f"glossary ({e.match})", source=e.source)
-            for e in tools.glossary(box, args["term"])
+            for e in tools.glossary(box, term=args["term"])
         ]
     if call.name == "table_rows":
         return [
@@ -305,22 +321,24 @@ def _call(box: Toolbox, call: ToolCall) -> list[_Item]:
                 kind="table row",
                 source=r.source,
             )
-            for r in tools.table_rows(box, args["keywords"], args.get("attribute"))
+            for r in tools.table_rows(
+                box, keywords=args["keywords"], attribute=args.get("attribute")
+            )
         ]
     if call.name == "figures":
         return [
             _Item(text=f.source.text, kind="figure", source=f.source)
-            for f in tools.figures(box, args["description"])
+            for f in tools.figures(box, description=args["description"])
         ]
     if call.name == "section":
         return [
             _Item(text=c.text, kind="section", source=c.source)
-            for s in tools.section(box, args["path_or_number"])
+            for s in tools.section(box, path_or_number=args["path_or_number"])
             for c in s.chunks
         ]
     return [
         _Item(text=p.text, kind="passage", source=p.source)
-        for p in tools.text(box, args["query"], top_k=PASSAGES)
+        for p in tools.text(box, query=args["query"], top_k=PASSAGES)
     ]
 
 
@@ -408,7 +426,7 @@ def check_answer(text: str, sources: dict[int, str]) -> list[str]:
         if not markers:
             problems.append(f"no citation marker in {sentence[:60]!r}")
             continue
-        cited = " ".join(folded[m] for m in markers)
+        cited = " ".join(folded[m] for m in dict.fromkeys(markers))  # each source once
         for value in _VALUE.findall(_MARKER.sub(" ", sentence)):
             if fold(value) not in cited:
                 problems.append(f"{value} is not in source {markers}")

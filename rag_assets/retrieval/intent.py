@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import re
 
+# Linear in the question: the words between `what does` and `mean` are bounded, so a long text
+# of many `what does` costs no more per occurrence.
 _DEFINITION_QUESTION = re.compile(
-    r"(?i)\b(?:what\s+(?:is|are|was|were)\b|what\s+does\b.*\b(?:mean|stand\s+for)\b"
+    r"(?i)\b(?:what\s+(?:is|are|was|were)\b|what\s+does\b[^?.!\n]{0,120}?\b(?:mean|stand\s+for)\b"
     r"|meaning\s+of\b|\bdefin(?:e|es|ed|ition)\b|\bstands?\s+for\b|\bacronym\b|\babbreviation\b"
     r"|was\s+(?:ist|sind|bedeutet|versteht\s+man)\b|\bbedeutung\b|\bdefinition\b)"
     r"|是什么|是什麼|什么是|什麼是|何谓|何謂|指什么|指什麼|的含义|的含義|的定义|的定義|什么意思|什麼意思|是指"

@@ -16,6 +16,14 @@ from typing import Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from rag_assets.llm.client import LLMClient, LLMError
+from rag_assets.retrieval.inputs import (
+    MAX_KEYWORDS,
+    MAX_TERM_CHARS,
+    FilterValue,
+    Keywords,
+    QueryText,
+    Term,
+)
 from rag_assets.retrieval.relevance import STOP_WORDS
 
 ToolName = Literal["glossary", "table_rows", "text", "figures", "section"]
@@ -43,24 +51,24 @@ _FIGURE_WORDS = re.compile(r"\b(?:figures?|diagrams?|drawings?|charts?)\b|图", 
 
 
 class GlossaryArgs(BaseModel):
-    term: str = Field(description="the term to define, as the question writes it")
+    term: Term = Field(description="the term to define, as the question writes it")
 
 
 class TableRowsArgs(BaseModel):
-    keywords: list[str] = Field(description="names of the register, field, table or row")
-    attribute: str | None = Field(None, description="a column the rows must have, e.g. Offset")
+    keywords: Keywords = Field(description="names of the register, field, table or row")
+    attribute: Term | None = Field(None, description="a column the rows must have, e.g. Offset")
 
 
 class TextArgs(BaseModel):
-    query: str = Field(description="what to search the documents' passages for")
+    query: QueryText = Field(description="what to search the documents' passages for")
 
 
 class FiguresArgs(BaseModel):
-    description: str = Field(description="what the figure shows")
+    description: QueryText = Field(description="what the figure shows")
 
 
 class SectionArgs(BaseModel):
-    path_or_number: str = Field(description='a section number ("3.2") or a heading title')
+    path_or_number: FilterValue = Field(description='a section number ("3.2") or a heading title')
 
 
 ARGUMENTS: dict[str, type[BaseModel]] = {
@@ -108,7 +116,10 @@ def tool_specs() -> list[dict]:
 def keywords(question: str) -> list[str]:
     """The question's words without question and function words."""
     words = re.findall(r"[\w:.-]+", question)
-    return [w.strip(".") for w in words if w.casefold() not in STOP_WORDS and w.strip(".")]
+    found = [w.strip(".") for w in words if w.casefold() not in STOP_WORDS and w.strip(".")]
+    # As many as a tool takes, each once: a pasted page is no list of names.
+    kept = [w for w in dict.fromkeys(found) if len(w) <= MAX_TERM_CHARS]
+    return kept[:MAX_KEYWORDS]
 
 
 def glossary_term(question: str) -> str | None:
@@ -134,9 +145,9 @@ def route_by_rules(question: str) -> Route:
             chosen_by="rules",
             reason="the question asks for a figure",
         )
-    if match := _TABLE_WORDS.search(question):
+    if (match := _TABLE_WORDS.search(question)) and (names := keywords(question)):
         return Route(
-            calls=[ToolCall(name="table_rows", arguments={"keywords": keywords(question)})],
+            calls=[ToolCall(name="table_rows", arguments={"keywords": names})],
             chosen_by="rules",
             reason=f"the question names a {match.group(0).lower()}",
         )

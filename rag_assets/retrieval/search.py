@@ -26,6 +26,7 @@ from rag_assets.retrieval.fusion import (
     weigh_chunk_types,
     weighted_rrf,
 )
+from rag_assets.retrieval.inputs import FilterValue, Page, SearchRequest, checked
 from rag_assets.retrieval.intent import asks_for_definition
 from rag_assets.retrieval.language import detect_language
 from rag_assets.retrieval.rerank import Reranker, RerankError, load_reranker, rerank
@@ -44,13 +45,13 @@ class SearchFilters(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    doc_ids: list[str] | None = None
-    source_glob: str | None = None  # fnmatch on source_path
-    templates: list[str] | None = None
-    chunk_types: list[str] | None = None
-    header_path_prefix: str | None = None
-    page_from: int | None = None  # keep chunks whose [page_start, page_end] overlaps
-    page_to: int | None = None
+    doc_ids: list[FilterValue] | None = None
+    source_glob: FilterValue | None = None  # fnmatch on source_path
+    templates: list[FilterValue] | None = None
+    chunk_types: list[FilterValue] | None = None
+    header_path_prefix: FilterValue | None = None
+    page_from: Page | None = None  # keep chunks whose [page_start, page_end] overlaps
+    page_to: Page | None = None
 
     @model_validator(mode="after")
     def _page_order(self) -> SearchFilters:
@@ -154,6 +155,8 @@ class Retriever:
     def search(
         self, query: str, top_k: int = 5, filters: SearchFilters | None = None
     ) -> SearchResult:
+        request = checked(SearchRequest, query=query, top_k=top_k)
+        query, top_k = request.query, request.top_k
         filters = filters or SearchFilters()
         language = detect_language(query)
         # has_sparse loads the collection on first use: here, before the search threads.
@@ -293,6 +296,7 @@ def search(
     settings: Settings, query: str, top_k: int = 5, filters: SearchFilters | None = None
 ) -> SearchResult:
     """One search on the configured index; no hits when nothing has been indexed yet."""
+    checked(SearchRequest, query=query, top_k=top_k)  # refused alike, whatever is indexed
     with open_retriever(settings) as retriever:
         if retriever is not None:
             return retriever.search(query, top_k, filters)

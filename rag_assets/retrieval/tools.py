@@ -30,6 +30,14 @@ from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.figures import figure_image
 from rag_assets.index.milvus import SearchHit
+from rag_assets.retrieval.inputs import (
+    FilterValue,
+    Keywords,
+    QueryText,
+    Term,
+    TopK,
+    tool_arguments,
+)
 from rag_assets.retrieval.search import (
     RetrievedHit,
     Retriever,
@@ -209,13 +217,13 @@ def fold(text: str) -> str:
 # ------------------------------------------------------------------------------ glossary
 
 
-def glossary(box: Toolbox, term: str, limit: int = 5) -> list[GlossaryEntry]:
+@tool_arguments
+def glossary(box: Toolbox, term: Term, limit: TopK = 5) -> list[GlossaryEntry]:
     """Exact term (or a trailing part of the query: "the access type RW1C" finds RW1C), then
     fuzzy, then passages defining it; the first stage with results wins."""
     entries = [c for c in box.chunks() if c.chunk_type == "glossary" and c.metadata.get("term")]
-    words = fold(term).split()
-    wanted = {" ".join(words[i:]) for i in range(len(words))}
-    exact = [c for c in entries if fold(c.metadata["term"]) in wanted]
+    asked = fold(term)
+    exact = [c for c in entries if _ends_with_words(asked, fold(c.metadata["term"]))]
     if exact:
         # The longest matching term first: "Card Detect" before "Detect".
         exact.sort(key=lambda c: -len(c.metadata["term"]))
@@ -225,6 +233,11 @@ def glossary(box: Toolbox, term: str, limit: int = 5) -> list[GlossaryEntry]:
     if close:
         return [_entry(folded[name], "fuzzy") for name in close]
     return _defined_in_text(box, term, limit)
+
+
+def _ends_with_words(text: str, words: str) -> bool:
+    """`the access type rw1c` ends with the words `rw1c` (not with `w1c`)."""
+    return bool(words) and (text == words or text.endswith(" " + words))
 
 
 def _entry(chunk: ChunkRow, match: Literal["exact", "fuzzy"]) -> GlossaryEntry:
@@ -258,8 +271,9 @@ def _defined_in_text(box: Toolbox, term: str, limit: int) -> list[GlossaryEntry]
 # ---------------------------------------------------------------------------- table rows
 
 
+@tool_arguments
 def table_rows(
-    box: Toolbox, keywords: list[str], attribute: str | None = None, top_k: int = 8
+    box: Toolbox, keywords: Keywords, attribute: Term | None = None, top_k: TopK = 8
 ) -> list[TableRow]:
     """Rows of the best-matching table and table_row chunks (a row chunk over the same row of
     its whole-table chunk, as it carries the footnotes); with `attribute`, only rows that
@@ -358,7 +372,8 @@ def _cells(line: str) -> list[str]:
 # ------------------------------------------------------------------------- text, figures
 
 
-def text(box: Toolbox, query: str, top_k: int = 5) -> list[Passage]:
+@tool_arguments
+def text(box: Toolbox, query: QueryText, top_k: TopK = 5) -> list[Passage]:
     return [
         Passage(
             text=hit.text,
@@ -371,7 +386,8 @@ def text(box: Toolbox, query: str, top_k: int = 5) -> list[Passage]:
     ]
 
 
-def figures(box: Toolbox, description: str, top_k: int = 5) -> list[FigureResult]:
+@tool_arguments
+def figures(box: Toolbox, description: QueryText, top_k: TopK = 5) -> list[FigureResult]:
     filters = SearchFilters(chunk_types=["figure"])
     return [
         FigureResult(
@@ -390,7 +406,10 @@ def figures(box: Toolbox, description: str, top_k: int = 5) -> list[FigureResult
 # ------------------------------------------------------------------------------ sections
 
 
-def section(box: Toolbox, path_or_number: str, doc: str | None = None) -> list[SectionResult]:
+@tool_arguments
+def section(
+    box: Toolbox, path_or_number: FilterValue, doc: FilterValue | None = None
+) -> list[SectionResult]:
     """Per document, the chunks under a section ("3.2", "/2 Register Map/", or a heading's
     title), subsections included, in reading order; `doc` narrows to one doc id or path."""
     matcher = _section_matcher(path_or_number.strip())
@@ -444,9 +463,15 @@ def _section_matcher(query: str):
         prefix = query if query.endswith("/") else query + "/"
 
         def by_path(chunk: ChunkRow) -> str | None:
-            own = "/" + "".join(f"{h}/" for h in chunk.headings)
-            depth = prefix.count("/") - 1
-            return chunk.headings[depth - 1] if own.startswith(prefix) and depth else None
+            # The heading whose path is the prefix; a heading may hold a `/` of its own.
+            path = "/"
+            for heading in chunk.headings:
+                path += f"{heading}/"
+                if path == prefix:
+                    return heading
+                if len(path) >= len(prefix):
+                    return None
+            return None
 
         return by_path
     if _SECTION_NUMBER.match(query):
