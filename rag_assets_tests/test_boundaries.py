@@ -83,7 +83,9 @@ def test_a_malformed_session_file_is_named(
     session = tmp_path / "session.json"
     for content in ("{not json", '[{"question": 3}]', '{"turns": []}'):
         session.write_text(content, encoding="utf-8")
-        code = main(["answer", "--data-dir", str(settings.data_dir), "--session", str(session), "x"])
+        code = main(
+            ["answer", "--data-dir", str(settings.data_dir), "--session", str(session), "x"]
+        )
         err = capsys.readouterr().err
         assert code == 2 and len(err.strip().splitlines()) == 1
         assert str(session) in err
