@@ -19,3 +19,16 @@ def shared_fixtures() -> Path:
             pytest.fail(f"{SHARED_FIXTURES} is missing; CI runs with shared/ beside the checkout")
         pytest.skip(f"{SHARED_FIXTURES} is absent (it sits beside the checkout in CI)")
     return SHARED_FIXTURES
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        help="rewrite the snapshots under rag_assets_tests/golden/ instead of comparing with them",
+    )
+
+
+@pytest.fixture(scope="session")
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--update-golden"))
