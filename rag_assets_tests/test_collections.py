@@ -187,3 +187,41 @@ def test_unbalanced_fence_and_hash_without_space_through_parser_and_semantic(tmp
     rows = build_template("semantic", {"min_tokens": 0}).chunk(doc, ApproxTokenCounter())
     assert [r.headings for r in rows] == [["Notes"], ["Notes", "Setup"]]
     assert "#hashtag is text" in rows[0].text and "# not a heading" in rows[1].text
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # An alias bomb of a few hundred bytes: nine aliases of nine aliases, nine levels deep.
+        (
+            "a: &a [x, x, x, x, x, x, x, x, x]\n"
+            + "".join(
+                f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]\n"
+                for a, b in zip("abcdefgh", "bcdefghi", strict=True)
+            ),
+            "aliases expand to more than 100,000 values",
+        ),
+        ("x: " + "[" * 20_000 + "]" * 20_000 + "\n", "line 1: nested deeper than 32 levels"),
+        (
+            "defaults:\n  template: auto\ncollections:\n  - name: a\n    match: ['*']\n    templat: x\n",
+            "line 6, collections.0.templat: Extra inputs are not permitted",
+        ),
+        ("collections:\n  - name: a\n    match: 3\n", "line 3, collections.0.match"),
+        ("collections:\n  - name: [a\n", "line 3: expected ','"),
+        ("defaults: {options: {toc_pages: 1-3000000}}\ncollections: []\n", None),
+    ],
+)
+def test_a_hostile_or_broken_collections_file_is_one_line_naming_file_line_and_key(
+    tmp_path, text, message
+):
+    path = tmp_path / "rag_collections.yaml"
+    path.write_text(text, encoding="utf-8")
+    if message is None:  # valid YAML; the page range is refused where the template reads it
+        options = load_collections(path).defaults.options
+        with pytest.raises(ConfigurationError, match="toc_pages: page range .* goes past page"):
+            build_template("spec", options)
+        return
+    with pytest.raises(ConfigurationError) as raised:
+        load_collections(path)
+    assert str(raised.value).startswith(f"{path}: ") and message in str(raised.value)
+    assert "\n" not in str(raised.value)

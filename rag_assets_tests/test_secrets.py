@@ -137,3 +137,41 @@ def test_no_setting_secret_reaches_logs_metadata_or_stored_files(tmp_path, monke
     assert leaks == []
     # The echoed credentials did reach stored reasons, masked.
     assert any("(***:***)" in text for text in seen.values())
+
+
+OTHER_SECRET = "other-secret-6c1f"
+
+
+def test_a_collections_file_may_not_choose_which_variable_is_sent(monkeypatch):
+    monkeypatch.setenv("OTHER_SECRET", OTHER_SECRET)
+    for key in ("api_key_env", "send_key"):
+        with pytest.raises(ConfigurationError, match=f"llm.{key}"):
+            LLMSettings.from_env({"base_url": "http://127.0.0.1:9/v1", key: "OTHER_SECRET"})
+
+
+def test_the_key_goes_only_to_an_endpoint_the_operator_set(monkeypatch):
+    monkeypatch.setenv("RAG_ASSETS_LLM_API_KEY", API_KEY)
+    for name in ("RAG_ASSETS_LLM_BASE_URL", "RAG_ASSETS_LLM_ALLOWED_BASE_URLS"):
+        monkeypatch.delenv(name, raising=False)
+    with serve_stub() as stub:
+        from_file = LLMSettings.from_env({"base_url": stub.base_url, "model": "m"})
+        assert not from_file.send_key
+        LLMClient(from_file).chat_text([{"role": "user", "content": "hi"}])
+        assert API_KEY not in json.dumps(stub.requests[0].headers)
+
+    # The operator's own endpoint, or one the operator allowed a file to choose, gets the key.
+    with serve_stub() as stub:
+        monkeypatch.setenv("RAG_ASSETS_LLM_BASE_URL", stub.base_url)
+        from_env = LLMSettings.from_env({"base_url": "http://127.0.0.1:9/v1", "model": "m"})
+        assert from_env.base_url == stub.base_url and from_env.send_key
+        LLMClient(from_env).chat_text([{"role": "user", "content": "hi"}])
+        assert stub.requests[0].headers["authorization"] == f"Bearer {API_KEY}"
+    monkeypatch.delenv("RAG_ASSETS_LLM_BASE_URL")
+    with serve_stub() as stub:
+        monkeypatch.setenv(
+            "RAG_ASSETS_LLM_ALLOWED_BASE_URLS", f"http://elsewhere/v1,{stub.base_url}/"
+        )
+        allowed = LLMSettings.from_env({"base_url": stub.base_url, "model": "m"})
+        assert allowed.send_key
+    with pytest.raises(ConfigurationError, match="not among RAG_ASSETS_LLM_ALLOWED_BASE_URLS"):
+        LLMSettings.from_env({"base_url": "http://127.0.0.1:9/v1", "model": "m"})

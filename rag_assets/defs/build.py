@@ -46,9 +46,13 @@ def llm_settings(settings: Settings) -> LLMSettings:
     try:
         return LLMSettings.from_env(file_values)
     except ValidationError as error:
+        detail = error.errors()[0]
+        key = ".".join(str(part) for part in detail["loc"])
         raise ConfigurationError(
-            f"{settings.collections_path}: invalid `llm:` settings: {error}"
-        ) from error
+            f"{settings.collections_path}: invalid `llm:` settings: llm.{key}: {detail['msg']}"
+        ) from None
+    except ConfigurationError as error:
+        raise ConfigurationError(f"{settings.collections_path}: {error}") from None
 
 
 def build_defs(settings: Settings) -> Definitions:

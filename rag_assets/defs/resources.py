@@ -128,6 +128,7 @@ class LLMResource(ConfigurableResource):
     max_retries: int = 2
     max_concurrency: int = 4
     max_calls: int | None = None  # the budget of one run
+    send_key: bool = True  # False when a data folder's file chose the endpoint (llm/settings.py)
     vision_dpi: int = 144
     include_picture_tables: bool = False
     cache_dir: str
@@ -145,6 +146,7 @@ class LLMResource(ConfigurableResource):
             max_retries=self.max_retries,
             max_concurrency=self.max_concurrency,
             max_calls=self.max_calls,
+            send_key=self.send_key,
         )
 
     def client(self):

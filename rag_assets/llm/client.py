@@ -85,8 +85,14 @@ class LLMClient:
             raise ConfigurationError("no LLM base_url configured (RAG_ASSETS_LLM_BASE_URL)")
         import openai  # about 1 s to import: only when an endpoint is configured
 
-        key = os.environ.get(settings.api_key_env, "").strip()
-        if not key:
+        key = os.environ.get(settings.api_key_env, "").strip() if settings.send_key else ""
+        if not settings.send_key:
+            log.info(
+                "calling %s without an API key: the collections file chose it, and the key "
+                "goes only to RAG_ASSETS_LLM_BASE_URL or RAG_ASSETS_LLM_ALLOWED_BASE_URLS",
+                redact_url(settings.base_url),
+            )
+        elif not key:
             log.info(
                 "%s is not set; calling %s without an API key",
                 settings.api_key_env,

@@ -2,6 +2,12 @@
 
 The API key is not a setting: only the NAME of the environment variable holding it
 is, so the key never lands in a settings repr, a config dump or asset metadata.
+
+The key goes only where the operator sent it: to the endpoint set beside it in the environment
+(`RAG_ASSETS_LLM_BASE_URL`), or to one the operator allowed (`RAG_ASSETS_LLM_ALLOWED_BASE_URLS`).
+A data folder's collections file may choose among those endpoints; it may not name which
+variable holds the key, and an endpoint of its own is called without the key (refused when the
+operator listed the allowed ones).
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ import os
 from pydantic import BaseModel, Field, model_validator
 
 from rag_assets.errors import ConfigurationError
-from rag_assets.redaction import url_secrets
+from rag_assets.redaction import redact_url, url_secrets
 
 
 def _env(name: str) -> str | None:
@@ -28,6 +34,7 @@ class LLMSettings(BaseModel, extra="forbid"):
     max_retries: int = Field(default=2, ge=0)  # the SDK's own retries, exponential backoff
     max_concurrency: int = Field(default=4, ge=1)  # requests in flight per client
     max_calls: int | None = Field(default=None, ge=0)  # budget per client; None = unlimited
+    send_key: bool = True  # False: the endpoint came from a data folder's file, not the operator
 
     @model_validator(mode="after")
     def _default_vision_model(self) -> LLMSettings:
@@ -46,12 +53,41 @@ class LLMSettings(BaseModel, extra="forbid"):
     @classmethod
     def from_env(cls, base: dict | None = None) -> LLMSettings:
         """`base` (e.g. rag_collections.yaml's `llm:` section) under the environment's values."""
-        if url_secrets(str((base or {}).get("base_url") or "")):
+        base = dict(base or {})
+        if url_secrets(str(base.get("base_url") or "")):
             raise ConfigurationError(
                 "the `llm.base_url` in the collections file holds credentials; files are copied "
                 "and shown, so set that URL in RAG_ASSETS_LLM_BASE_URL instead"
             )
-        return cls(**{**(base or {}), **env_values()})
+        for key in ("api_key_env", "send_key"):
+            if key in base:
+                raise ConfigurationError(
+                    f"`llm.{key}` may not be set in the collections file: which key is sent, "
+                    "and where, is the operator's choice (RAG_ASSETS_LLM_API_KEY_ENV, "
+                    "RAG_ASSETS_LLM_BASE_URL, RAG_ASSETS_LLM_ALLOWED_BASE_URLS)"
+                )
+        env = env_values()
+        file_url = base.get("base_url") if "base_url" not in env else None
+        send_key = True
+        if file_url:
+            allowed = allowed_base_urls()
+            if allowed and _normal(str(file_url)) not in allowed:
+                raise ConfigurationError(
+                    f"`llm.base_url` {redact_url(str(file_url))} in the collections file is not "
+                    "among RAG_ASSETS_LLM_ALLOWED_BASE_URLS"
+                )
+            send_key = bool(allowed)
+        return cls(**{**base, **env, "send_key": send_key})
+
+
+def allowed_base_urls() -> set[str]:
+    """The endpoints the operator allows a collections file to choose, with the key."""
+    listed = _env("RAG_ASSETS_LLM_ALLOWED_BASE_URLS") or ""
+    return {_normal(url) for url in listed.split(",") if url.strip()}
+
+
+def _normal(url: str) -> str:
+    return url.strip().rstrip("/")
 
 
 def env_values() -> dict[str, str]:

@@ -81,7 +81,11 @@ def build_template(
         validated = cls.options_class.model_validate(dict(options or {}))
         return cls(validated, llm=llm) if cls.uses_llm else cls(validated)
     except ValidationError as error:
-        raise ConfigurationError(f"template {name!r}: invalid options: {error}") from error
+        problems = "; ".join(
+            f"{'.'.join(map(str, d['loc'])) or 'options'}: {d['msg'].removeprefix('Value error, ')}"
+            for d in error.errors()
+        )
+        raise ConfigurationError(f"template {name!r}: invalid options: {problems}") from None
 
 
 def templates_version() -> str:

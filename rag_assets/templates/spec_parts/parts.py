@@ -59,6 +59,10 @@ class Placed:
         )
 
 
+# Larger than any document's page count; a range past it is a typo, not a page list to expand.
+MAX_PAGE_NUMBER = 100_000
+
+
 def parse_pages(value: object) -> tuple[int, ...] | None:
     """`"1-3,7"`, `5` or `[1, 2, 3]` as sorted page numbers (1-based); None stays None."""
     if value is None:
@@ -77,6 +81,8 @@ def parse_pages(value: object) -> tuple[int, ...] | None:
 
 def _page_span(part: object) -> range:
     if isinstance(part, int) and not isinstance(part, bool):
+        if part > MAX_PAGE_NUMBER:
+            raise ValueError(f"page {part} is past page {MAX_PAGE_NUMBER:,}")
         return range(part, part + 1)
     match = _RANGE.match(part) if isinstance(part, str) else None
     if not match:
@@ -85,6 +91,8 @@ def _page_span(part: object) -> range:
     last = int(match.group(2) or first)
     if last < first:
         raise ValueError(f"page range {part!r} runs backwards")
+    if last > MAX_PAGE_NUMBER:  # a range is expanded page by page
+        raise ValueError(f"page range {part!r} goes past page {MAX_PAGE_NUMBER:,}")
     return range(first, last + 1)
 
 
