@@ -235,3 +235,27 @@ def test_questions_are_encoded_once_and_handed_out_by_text():
     direct = embedder.encode_queries(["每周最多几天？"])
     assert batch.dense.shape == (1, embedder.dimension)
     assert np.allclose(batch.dense, direct.dense, atol=1e-5)
+
+
+def test_evaluation_sets_do_not_follow_links_out_of_their_folder(tmp_path):
+    from rag_assets.retrieval.evaluation import load_eval_sets
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.jsonl").write_text('{"question": "canary-outside", "doc": "d"}\n')
+    (outside / "beir").mkdir()
+    (outside / "beir" / "queries.jsonl").write_text('{"_id": "1", "text": "canary"}\n')
+    folder = tmp_path / "eval"
+    folder.mkdir()
+    (folder / "own.jsonl").write_text('{"question": "inside", "doc": "d"}\n')
+    assert [s.name for s in load_eval_sets(folder)] == ["own"]
+    for link, target in (("linked.jsonl", "secret.jsonl"), ("beir", "beir")):
+        (folder / link).symlink_to(outside / target)
+        with pytest.raises(ConfigurationError, match="leading outside"):
+            load_eval_sets(folder)
+        (folder / link).unlink()
+    beir = folder / "mine"
+    beir.mkdir()
+    (beir / "queries.jsonl").symlink_to(outside / "beir" / "queries.jsonl")
+    with pytest.raises(ConfigurationError, match="leading outside"):
+        load_eval_sets(folder)

@@ -115,6 +115,7 @@ def load_eval_sets(folder: Path) -> list[EvalSet]:
         raise ConfigurationError(f"no evaluation folder {folder}")
     sets: list[EvalSet] = []
     for path in sorted(folder.iterdir()):
+        _within(folder, path)
         if path.is_dir() and (path / "queries.jsonl").is_file():
             sets.append(load_beir_set(path))
         elif path.suffix == ".jsonl":
@@ -186,7 +187,17 @@ def load_squad_set(path: Path) -> EvalSet:
     return EvalSet(name=path.stem, questions=questions, passages=list(passages.values()))
 
 
+def _within(root: Path, path: Path) -> Path:
+    """`path`, refused when it (through a symbolic link) leads outside `root`: evaluation sets,
+    like the inbox, never read what lies outside their folder."""
+    if not path.resolve().is_relative_to(root.resolve()):
+        raise ConfigurationError(f"{path}: a symbolic link leading outside {root}; not read")
+    return path
+
+
 def load_beir_set(folder: Path) -> EvalSet:
+    for part in (folder / "corpus.jsonl", folder / "queries.jsonl", *folder.glob("qrels/*")):
+        _within(folder, part)
     corpus_targets: dict[str, Target] = {}
     passages: list[Passage] = []
     corpus = folder / "corpus.jsonl"
