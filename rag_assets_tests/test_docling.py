@@ -352,8 +352,8 @@ def test_garbage_docx_raises(parser, tmp_path, content):
 def test_missing_file_and_unknown_format_raise(parser, tmp_path):
     with pytest.raises(DocumentError, match="cannot be read"):
         parser.parse(tmp_path / "nowhere.docx", "docx")
-    with pytest.raises(DocumentError, match="not 'xlsx'"):
-        parser.parse(tmp_path / "sheet.xlsx", "xlsx")
+    with pytest.raises(DocumentError, match="not 'rtf'"):  # Docling needs LibreOffice for RTF
+        parser.parse(tmp_path / "memo.rtf", "rtf")
 
 
 # --- (d) the PDF path needs layout models ----------------------------------------------------

@@ -571,13 +571,14 @@ def test_parsing_attempts_no_network_and_no_spacy_download(tmp_path, small_pdf, 
     (tmp_path / "a.txt").write_text("Intro\n\nThe pump moves water. It runs daily.\n")
     (tmp_path / "a.md").write_text("# Title\n\nSome text here.\n\n```\n# code\n```\n")
     (tmp_path / "a.html").write_text("<h1>Title</h1><p>Some text that is a sentence.</p>")
+    (tmp_path / "a.rtf").write_text("{\\rtf1\\ansi {\\pard Some text that is a sentence.\\par}}")
     docx = shared_fixtures / "docx/unit_test_headers_numbered.docx"
     env = {
         k: v
         for k, v in os.environ.items()
         if k not in ("SCARF_NO_ANALYTICS", "DO_NOT_TRACK", "HF_HUB_OFFLINE")
     }
-    files = [tmp_path / "a.txt", tmp_path / "a.md", tmp_path / "a.html", small_pdf, docx]
+    files = [tmp_path / name for name in ("a.txt", "a.md", "a.html", "a.rtf")] + [small_pdf, docx]
     result = subprocess.run(
         [sys.executable, "-c", _NO_NETWORK_SCRIPT, *map(str, files)],
         capture_output=True,

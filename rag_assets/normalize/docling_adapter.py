@@ -33,9 +33,17 @@ from rag_assets.tables.to_markdown import table_to_markdown
 if TYPE_CHECKING:
     from docling_core.types.doc import DoclingDocument, NodeItem
 
-# Formats whose `title` label is the document's own title (PDF layout label, DOCX "Title"
-# style); in Markdown and HTML it is only `#` / <h1> markup and stays a level-1 heading.
-_TITLE_FORMATS = frozenset({"pdf", "docx"})
+# Formats whose `title` label is the document's own title (PDF layout label, DOCX and ODT
+# "Title" style, AsciiDoc `= Title`, an e-mail's subject); in Markdown, HTML and EPUB it is only
+# `#` / <h1> markup, and in PPTX a slide's title: those stay level-1 headings.
+_TITLE_FORMATS = frozenset({"pdf", "docx", "odt", "asciidoc", "eml", "msg"})
+# Docling's e-mail backend writes these headers, in this order, as the paragraphs right after
+# the subject; they are the message's metadata, not its text.
+_EMAIL_FORMATS = frozenset({"eml", "msg"})
+_EMAIL_FIELDS = ("From", "To", "Cc", "Date")
+_EMAIL_HEADER = re.compile(r"(From|To|Cc|Date): (.+)", re.DOTALL)
+# A lone cell in a sheet is a label (a title typed above a table), not a table.
+_SHEET_FORMATS = frozenset({"xlsx", "csv", "tsv"})
 _LIST_GROUPS = frozenset({"list", "ordered_list"})
 _TABLE_LABELS = frozenset({"table", "document_index"})
 _PICTURE_LABELS = frozenset({"picture", "chart"})
@@ -71,7 +79,11 @@ def docling_to_ir(
         title=walker.title,
         markdown=markdown,
         elements=elements,
-        metadata={"file_format": parsed.file_format, "parser_notes": parsed.notes},
+        metadata={
+            "file_format": parsed.file_format,
+            "parser_notes": parsed.notes,
+            **({"email": walker.email} if walker.email else {}),
+        },
     )
 
 
@@ -83,6 +95,7 @@ class _Walker:
         self.file_format = file_format
         self.title: str | None = None
         self.elements: list[DocumentElement] = []
+        self.email: dict[str, str] = {}  # e-mail headers by lower-case name
         self.levels_stated = file_format != "pdf"
         # Items already rendered by an owner: captions and footnotes of tables and pictures,
         # inline runs of headings.
@@ -117,6 +130,13 @@ class _Walker:
         if label == "inline":
             self._add("paragraph", _inline(self.doc, item), item, _doc_items(self.doc, item))
             return True
+        if label == "sheet":
+            # A workbook's sheet is a section named on its tab.
+            name = " ".join(item.name.split())
+            items = _doc_items(self.doc, item)
+            if name and items:  # an empty sheet names nothing
+                self._add("heading", f"# {name}", item, items, level=1, **{LEVEL_STATED: True})
+            return False
         if not hasattr(item, "prov"):
             return False  # a plain group (section, chapter): its children carry the content
         if label in _TABLE_LABELS:
@@ -140,8 +160,19 @@ class _Walker:
             self._add("code", _fence(item.text, item.code_language.value), item)
         elif label == "formula":
             self._add("formula", f"$${item.text.strip()}$$" if item.text.strip() else "", item)
-        else:
+        elif not self._email_header(item.text.strip()):
             self._add(_TEXT_TYPES.get(label, "paragraph"), item.text.strip(), item)
+
+    def _email_header(self, text: str) -> bool:
+        """Keep `text` as an e-mail header when it is one: only before the body starts."""
+        if self.file_format not in _EMAIL_FORMATS or any(e.type != "title" for e in self.elements):
+            return False
+        match = _EMAIL_HEADER.fullmatch(text)
+        taken = [_EMAIL_FIELDS.index(name.capitalize()) for name in self.email]
+        if match is None or _EMAIL_FIELDS.index(match[1]) <= max(taken, default=-1):
+            return False
+        self.email[match[1].lower()] = match[2]
+        return True
 
     def _heading(self, item: Any, label: str) -> None:
         text = " ".join(self._heading_text(item).split())
@@ -174,6 +205,9 @@ class _Walker:
     def _table(self, item: Any, label: str) -> None:
         data = _table_data(self.doc, item)
         if not data.cells:
+            return
+        if self.file_format in _SHEET_FORMATS and data.num_rows == data.num_cols == 1:
+            self._add("paragraph", data.cells[0].text, item)
             return
         if data.caption:
             captions = [ref.resolve(self.doc) for ref in item.captions]

@@ -4,7 +4,7 @@ Heading levels: Unstructured's `category_depth` is 0-based, so level = depth + 1
 level 1, as in the Docling adapter). DOCX differs: Unstructured gives Word's "Title" and
 "Heading 1" both depth 0, so there the "Title" paragraph (named by the parser) is the level-1
 document title and "Heading N" is level N + 1, as Docling has it. PDF `fast` and text files give
-no depth: every Title is level 1. Levels from markup (HTML, Markdown, DOCX styles) are the
+no depth: every Title is level 1. Levels from markup (HTML, Markdown, DOCX and RTF styles) are the
 source's own (`LEVEL_STATED`): the numbering repair leaves them alone.
 
 Pages come from `page_number` (an element without one inherits the page before it); boxes from
@@ -46,7 +46,8 @@ _Y_UP_SYSTEMS = frozenset({"PointSpace", "RelativeCoordinateSystem"})
 _IMAGE_PLACEHOLDER = "<!-- image -->"
 _LIST_INDENT = "    "
 _NUMBERED_ITEM = re.compile(r"(\d+)[.)]\s+(.*)", re.DOTALL)
-_STATED_FORMATS = frozenset({"md", "html", "docx"})
+# RTF reaches Unstructured as pandoc's HTML, whose <h1>-<h6> come from the RTF heading styles.
+_STATED_FORMATS = frozenset({"md", "html", "docx", "rtf"})
 
 
 def unstructured_to_ir(

@@ -14,7 +14,7 @@ class ParsedDocument(BaseModel):
     parser: str  # "docling" | "pymupdf" | ...
     parser_version: str
     source_path: str
-    file_format: str  # "pdf" | "docx" | "html" | "md" | "txt"
+    file_format: str  # "pdf" | "docx" | "html" | "md" | "txt" | "xlsx" | "image" | ...
     page_count: int | None = None
     native: dict = Field(default_factory=dict)  # e.g. DoclingDocument.export_to_dict()
     notes: list[str] = Field(default_factory=list)  # fallbacks and degradations, in words
@@ -24,8 +24,8 @@ def no_text_reason(parsed: ParsedDocument) -> str:
     """Why a parse yielded no text, for the failure message: whether OCR was tried, and why."""
     ocr_pages = parsed.native.get("ocr_pages") or []
     notes = " ".join(parsed.notes).lower()
-    if parsed.file_format != "pdf":
-        why = "the file holds no text (OCR applies to PDF pages only)"
+    if parsed.file_format not in ("pdf", "image"):
+        why = "the file holds no text (OCR applies to PDF pages and images only)"
     elif ocr_pages:
         why = f"OCR ran on pages {ocr_pages} and read nothing legible"
     elif "no ocr engine" in notes:

@@ -1,10 +1,12 @@
-"""Layer 1: Docling sees a DOCX, HTML, Markdown (or PDF, given its models) document.
+"""Layer 1: Docling sees a DOCX, HTML, Markdown, PPTX, XLSX, CSV, AsciiDoc, ODT, EPUB or
+e-mail (.eml, .msg) document with its model-free backends (or a PDF, given its models).
 
 Docling is imported inside methods: `docling.document_converter` alone takes ~6 s to import.
 """
 
 from __future__ import annotations
 
+import codecs
 import sys
 from importlib.metadata import version
 from io import BytesIO
@@ -20,8 +22,24 @@ if TYPE_CHECKING:
     from docling.datamodel.document import ConversionResult
     from docling.document_converter import DocumentConverter
 
-# The file name docling sees decides the backend; .txt is read as Markdown.
-_SUFFIXES = {"pdf": "pdf", "docx": "docx", "html": "html", "md": "md", "txt": "md"}
+# The file name docling sees decides the backend; .txt is read as Markdown, and a .tsv by the
+# CSV backend, which finds the delimiter itself.
+_SUFFIXES = {
+    "pdf": "pdf",
+    "docx": "docx",
+    "html": "html",
+    "md": "md",
+    "txt": "md",
+    "pptx": "pptx",
+    "xlsx": "xlsx",
+    "csv": "csv",
+    "tsv": "csv",
+    "asciidoc": "adoc",
+    "odt": "odt",
+    "epub": "epub",
+    "eml": "eml",
+    "msg": "msg",
+}
 
 # Folders docling 2.143 looks for under artifacts_path (checked against docling in the tests):
 # the default layout model (repo id with "/" -> "--"), TableFormer, and RapidOCR.
@@ -67,6 +85,10 @@ class DoclingParser:
         notes: list[str] = []
         if file_format in ("md", "txt"):
             data, notes = prepare_markdown(data)
+        if file_format == "eml" and b"\x00" in data[:1024]:
+            # The e-mail parser reads bytes as ASCII/UTF-8: UTF-16 would come out letter by letter.
+            data = _utf16_text(data).encode("utf-8")
+            notes.append("UTF-16 e-mail decoded")
         if file_format == "html":
             from rag_assets.parsers.page_chrome import prepare_html
 
@@ -123,7 +145,19 @@ class DoclingParser:
             artifacts_path=self.artifacts_path, do_ocr=self._ocr_available()
         )
         return DocumentConverter(
-            allowed_formats=[InputFormat.PDF, InputFormat.DOCX, InputFormat.HTML, InputFormat.MD],
+            allowed_formats=[
+                InputFormat.PDF,
+                InputFormat.DOCX,
+                InputFormat.HTML,
+                InputFormat.MD,
+                InputFormat.PPTX,
+                InputFormat.XLSX,
+                InputFormat.CSV,
+                InputFormat.ASCIIDOC,
+                InputFormat.ODT,
+                InputFormat.EPUB,
+                InputFormat.EMAIL,
+            ],
             format_options={
                 InputFormat.PDF: PdfFormatOption(pipeline_options=pdf_options),
                 InputFormat.MD: MarkdownFormatOption(backend=QuoteAwareMarkdownBackend),
@@ -154,6 +188,15 @@ def _protect_typography(data: bytes, file_format: str) -> tuple[bytes, dict[str,
         text, encoding = data.decode("latin-1"), "latin-1"
     protected, back = protect(text, as_html=file_format == "html")
     return protected.encode(encoding), back
+
+
+def _utf16_text(data: bytes) -> str:
+    """UTF-16 text by its byte-order mark, or else by which side its zero bytes fall on."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        encoding = "utf-16"
+    else:
+        encoding = "utf-16-le" if data[1::2].count(0) > data[0::2].count(0) else "utf-16-be"
+    return data.decode(encoding, errors="replace")
 
 
 def _plain_reason(reason: str) -> str:

@@ -8,8 +8,15 @@ from pathlib import Path
 
 from rag_assets.errors import ConfigurationError, DocumentError
 from rag_assets.parsers.base import ParsedDocument
+from rag_assets.parsers.unstructured import FORMATS as UNSTRUCTURED_FORMATS
 
 PARSERS = ("auto", "docling", "pymupdf", "unstructured", "plaintext")
+# Formats only one installed parser reads offline here, whatever parser is requested:
+# RTF (Docling would convert it with LibreOffice) and images (Docling needs its OCR models).
+_ONLY_READER = {
+    "rtf": ("unstructured", "rtf: Unstructured, through the pandoc bundled in pypandoc-binary"),
+    "image": ("pymupdf", "image: as a PDF page, read by the RapidOCR bundled with pymupdf4llm"),
+}
 
 
 @dataclass(frozen=True)
@@ -34,8 +41,14 @@ class ParserRouter:
         if self.parse_workers < 1:
             raise ConfigurationError(f"parse workers must be 1 or more, not {self.parse_workers}")
 
-    def parser_for(self, name: str):
-        """The parser object called `name`, built on first use."""
+    def parser_for(self, name: str, file_format: str = ""):
+        """The parser object called `name` (for images: the image parser), built on first use."""
+        if file_format == "image":
+            if "image" not in self._instances:
+                from rag_assets.parsers.image import ImageParser
+
+                self._instances["image"] = ImageParser(self.parser_for("pymupdf"))
+            return self._instances["image"]
         if name not in self._instances:
             if name == "docling":
                 from rag_assets.parsers.docling import DoclingParser
@@ -56,8 +69,21 @@ class ParserRouter:
         return self._instances[name]
 
     def choose(self, file_format: str) -> ParserChoice:
+        if file_format in _ONLY_READER:
+            parser, reason = _ONLY_READER[file_format]
+            if self.requested not in ("auto", parser):
+                return ParserChoice(
+                    parser, reason, fallbacks=[f"{self.requested} does not read {file_format} here"]
+                )
+            return ParserChoice(parser, reason)
         if self.requested == "unstructured":
-            return ParserChoice("unstructured", f"{file_format}: Unstructured requested")
+            if file_format in UNSTRUCTURED_FORMATS:
+                return ParserChoice("unstructured", f"{file_format}: Unstructured requested")
+            return ParserChoice(
+                "docling",
+                f"{file_format}: Docling's model-free pipeline",
+                fallbacks=[f"unstructured does not read {file_format} here"],
+            )
         if self.requested == "plaintext" or (self.requested == "auto" and file_format == "txt"):
             if file_format != "txt":
                 raise ConfigurationError(f"parser 'plaintext' reads .txt only, not {file_format}")
@@ -88,13 +114,13 @@ class ParserRouter:
             choice = self.choose(file_format)
         except ConfigurationError:
             return False  # `parse` reports it
-        start = getattr(self.parser_for(choice.parser), "read_ahead", None)
+        start = getattr(self.parser_for(choice.parser, file_format), "read_ahead", None)
         return bool(start and start(path))
 
     def parse(self, path: Path, file_format: str) -> tuple[ParsedDocument, ParserChoice]:
         choice = self.choose(file_format)
         try:
-            return self.parser_for(choice.parser).parse(path, file_format), choice
+            return self.parser_for(choice.parser, file_format).parse(path, file_format), choice
         except RecursionError:
             # e.g. HTML with thousands of nested <div>s: the parser walks the tree recursively.
             raise DocumentError(

@@ -1,4 +1,5 @@
-"""Layer 1: Unstructured partitions a PDF, DOCX, HTML, Markdown or text document into elements.
+"""Layer 1: Unstructured partitions a PDF, DOCX, HTML, Markdown, text or RTF document into
+elements (RTF through the pandoc that pypandoc-binary ships: RTF -> HTML -> partition_html).
 
 Unstructured is imported inside methods (`unstructured.partition.pdf` alone takes ~6 s, mostly
 spaCy). Three things in it would reach the network, and each is switched off here:
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 
 PDF_STRATEGIES = ("fast", "hi_res")
 _TEXT_FORMATS = frozenset({"html", "md", "txt"})
-_FORMATS = frozenset({"pdf", "docx", *_TEXT_FORMATS})
+FORMATS = frozenset({"pdf", "docx", "rtf", *_TEXT_FORMATS})
 
 # hi_res's default layout model (unstructured_inference's "yolox"), checked against its model
 # table in the tests; passed by name so that no environment variable can swap it for another.
@@ -77,9 +78,9 @@ class UnstructuredParser:
         return True, f"layout model found at {cached}"
 
     def parse(self, path: Path, file_format: str) -> ParsedDocument:
-        if file_format not in _FORMATS:
+        if file_format not in FORMATS:
             raise DocumentError(
-                f"{path}: Unstructured reads {sorted(_FORMATS)} here, not {file_format!r}"
+                f"{path}: Unstructured reads {sorted(FORMATS)} here, not {file_format!r}"
             )
         data = read_document_bytes(path, file_format)
         if file_format in _TEXT_FORMATS and b"\x00" in data:
@@ -164,6 +165,10 @@ def _partitioner(
         from unstructured.partition.docx import partition_docx
 
         return lambda name: partition_docx(filename=name)
+    if file_format == "rtf":
+        from unstructured.partition.rtf import partition_rtf
+
+        return lambda name: partition_rtf(filename=name)
     if file_format == "html":
         from unstructured.partition.html import partition_html
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from rag_assets.errors import DocumentError
-from rag_assets.sources.formats import MIME_BY_FORMAT, detect_format
+from rag_assets.sources.formats import detect_format, mime_type
 from rag_assets.sources.inbox import sha256_file
 from rag_assets.sources.keys import check_partition_key
 from rag_assets.sources.paths import inside
@@ -69,6 +69,6 @@ def capture_raw_document(
         sha256=sha256,
         size_bytes=stored.stat().st_size,
         file_format=file_format,
-        mime_type=MIME_BY_FORMAT[file_format],
+        mime_type=mime_type(source, file_format),
         page_count=_pdf_page_count(stored) if file_format == "pdf" else None,
     )

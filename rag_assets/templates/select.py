@@ -31,6 +31,9 @@ from rag_assets.templates.spec_parts.labels import parse_caption, table_caption
 _NUMBERED_HEADING = re.compile(r"^#+\s+\d{1,3}(?:\.\d{1,3})*\.?\s+\S")
 _CONTENTS = re.compile(r"^(?i:(?:table of )?contents)$|^(?:目录|目錄)$")
 
+# Tables holding this share of the text (headings and captions aside) make a spreadsheet or
+# CSV: rows of data, whose sheet names must not read as Q&A or clause markers ("# Q1 2024").
+TABULAR_MIN_SHARE = 0.75
 QA_MIN_MARKERS = 2
 CLAUSE_MIN_MARKERS = 3
 # A spec: numbered sections, and enough of what specs hold besides. Tables (two, or one with a
@@ -78,18 +81,24 @@ class TemplateChoice:
 
 
 def _auto(doc: StandardizedDocument) -> TemplateChoice:
-    # 問 A1： / **問：…** / Q1 / ??? question "…" at a line start: Q&A papers and FAQs.
-    qa = sum(1 for line in doc.markdown.splitlines() if question_start(line))
-    if qa >= QA_MIN_MARKERS:
-        return TemplateChoice("qa_pairs", f"auto: {qa} question markers (問, Q<n>, ??? question)")
-    # 第三十九条 / Article 5 starting a line: clauses of statutes and contracts.
-    clauses = sum(
-        1
-        for line in doc.markdown.splitlines()
-        if (marker := marker_at(line.lstrip("# "), 0)) and marker.kind == "article"
-    )
-    if clauses >= CLAUSE_MIN_MARKERS:
-        return TemplateChoice("clauses", f"auto: {clauses} clause markers (第X条, Article N)")
+    # Mostly tables (a spreadsheet, a CSV): sheet names and cells are no Q&A or clause markers.
+    share = _table_share(doc)
+    tabular = share >= TABULAR_MIN_SHARE
+    if not tabular:
+        # 問 A1： / **問：…** / Q1 / ??? question "…" at a line start: Q&A papers and FAQs.
+        qa = sum(1 for line in doc.markdown.splitlines() if question_start(line))
+        if qa >= QA_MIN_MARKERS:
+            return TemplateChoice(
+                "qa_pairs", f"auto: {qa} question markers (問, Q<n>, ??? question)"
+            )
+        # 第三十九条 / Article 5 starting a line: clauses of statutes and contracts.
+        clauses = sum(
+            1
+            for line in doc.markdown.splitlines()
+            if (marker := marker_at(line.lstrip("# "), 0)) and marker.kind == "article"
+        )
+        if clauses >= CLAUSE_MIN_MARKERS:
+            return TemplateChoice("clauses", f"auto: {clauses} clause markers (第X条, Article N)")
     numbered = sum(
         1 for e in doc.elements if e.type == "heading" and _NUMBERED_HEADING.match(e.text)
     )
@@ -100,7 +109,21 @@ def _auto(doc: StandardizedDocument) -> TemplateChoice:
         return TemplateChoice(
             "spec", f"auto: {found} under {numbered} numbered section headings (score {score})"
         )
+    if tabular:
+        return TemplateChoice(
+            "semantic",
+            f"auto: tables hold {share:.0%} of the text (a spreadsheet or CSV); semantic splits "
+            "a table between rows and repeats its header rows",
+        )
     return TemplateChoice("semantic", "auto: no Q&A, clause or spec pattern found")
+
+
+def _table_share(doc: StandardizedDocument) -> float:
+    """The share of the text, headings and captions aside, that tables hold."""
+    body = [e for e in doc.elements if e.type not in ("title", "heading", "caption")]
+    total = sum(len(e.text) for e in body)
+    tables = sum(len(e.text) for e in body if e.type == "table")
+    return tables / total if total else 0.0
 
 
 def _spec_signals(doc: StandardizedDocument) -> list[tuple[str, int]]:
