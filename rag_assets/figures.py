@@ -46,7 +46,10 @@ def figure_image(
     pdf = stored_pdf(raw_dir, doc_id)
     if pdf is None:
         return None
-    name = _UNSAFE.sub("-", str(metadata.get("figure_id") or chunk_index)) + ".png"
+    # Keyed by where the figure is: two figures may share a label ("Figure 1" of two chapters).
+    x0, y0, x1, y1 = (round(float(v)) for v in ref["bbox"])
+    label = _UNSAFE.sub("-", str(metadata.get("figure_id") or chunk_index))
+    name = f"{label}-p{int(ref['page'])}-{x0}-{y0}-{x1}-{y1}.png"
     out_dir = inside(figures_dir, doc_id)
     target = inside(out_dir, name)
     if target.exists() and target.stat().st_mtime >= pdf.stat().st_mtime:
