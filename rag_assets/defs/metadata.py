@@ -5,13 +5,20 @@ from __future__ import annotations
 from dagster import MetadataValue
 
 
+def inert_markdown(text: str) -> MetadataValue:
+    """Document text as markdown the UI renders, with every `<` escaped: a tag in the text (an
+    escaped `&lt;img onerror=...&gt;` of the source is a literal `<img ...>` once parsed) shows
+    as text and never runs as HTML."""
+    return MetadataValue.md(text.replace("&", "&amp;").replace("<", "&lt;"))
+
+
 def chunk_preview(records: list[dict], limit: int = 3, width: int = 400) -> MetadataValue:
     blocks = []
     for r in records[:limit]:
         pages = f"p. {r.get('page_start')}-{r.get('page_end')}" if r.get("page_start") else ""
         text = r["text"] if len(r["text"]) <= width else r["text"][:width] + " …"
         blocks.append(f"**#{r['chunk_index']}** `{r['header_path']}` {pages}\n\n{text}")
-    return MetadataValue.md("\n\n---\n\n".join(blocks) or "_no chunks_")
+    return inert_markdown("\n\n---\n\n".join(blocks) or "_no chunks_")
 
 
 def seconds(value: float) -> MetadataValue:

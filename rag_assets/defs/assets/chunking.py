@@ -12,7 +12,7 @@ from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.contracts.tabular import from_arrow, to_arrow, to_records
 from rag_assets.defs.checks import CHUNK_CHECKS, COVERAGE_CHECKS, result, specs
 from rag_assets.defs.incremental import arrow_version
-from rag_assets.defs.metadata import chunk_preview, degraded_metadata, seconds
+from rag_assets.defs.metadata import chunk_preview, degraded_metadata, inert_markdown, seconds
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import (
     CollectionsResource,
@@ -92,7 +92,7 @@ def table_markdown(
             "completion_tokens": outcome.completion_tokens,
             "fallbacks": MetadataValue.json(outcome.fallbacks),
             "table_seconds": seconds(time.perf_counter() - started),
-            "preview": MetadataValue.md(rows[0].markdown[:1500] if rows else "_no tables_"),
+            "preview": inert_markdown(rows[0].markdown[:1500] if rows else "_no tables_"),
         },
     )
 

@@ -7,7 +7,7 @@ from dagster import AssetExecutionContext, Failure, MetadataValue, Output, asset
 
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.defs.incremental import content_version
-from rag_assets.defs.metadata import degraded_metadata, seconds
+from rag_assets.defs.metadata import degraded_metadata, inert_markdown, seconds
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import CollectionsResource, InboxResource, ParserResource
 from rag_assets.errors import ConfigurationError, DocumentError
@@ -180,7 +180,7 @@ def normalized_documents(
             "headings": counts.get("heading", 0) + counts.get("title", 0),
             "tables": counts.get("table", 0),
             "repairs": MetadataValue.json(doc.metadata.get("repairs", {})),
-            "markdown_preview": MetadataValue.md(doc.markdown[:1500]),
+            "markdown_preview": inert_markdown(doc.markdown[:1500]),
             "normalize_seconds": seconds(time.perf_counter() - started),
         },
     )
