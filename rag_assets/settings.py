@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 from rag_assets.embedding.models import DEFAULT_RUNTIME, Runtime
 from rag_assets.parsers.page_pool import available_cores
 from rag_assets.retrieval.fusion import FusionSettings
+from rag_assets.sources.limits import DocumentLimits
 
 DEFAULT_EMBEDDING_MODEL = "bundled:all-MiniLM-L6-v2"
 
@@ -56,6 +57,8 @@ class Settings(BaseModel):
     inbox_follow_symlinks: bool = False
     # Larger files fail before they are copied or parsed (a 150 MB text file would embed for hours).
     max_file_mb: float = Field(default=100, gt=0)
+    # What one document may expand to or cost once read: pages, archive size, elements.
+    limits: DocumentLimits = Field(default_factory=DocumentLimits)  # RAG_ASSETS_MAX_*
     # When the refresh schedule rescans the inbox and settings and runs what is stale (UTC cron).
     refresh_cron: str = "0 2 * * *"
     evaluation_cron: str = "0 4 * * 0"  # the evaluation schedule: weekly, Sunday 04:00 UTC
@@ -93,6 +96,7 @@ class Settings(BaseModel):
             "fusion": FusionSettings.from_env(),
             "inbox_follow_symlinks": _env("RAG_ASSETS_INBOX_FOLLOW_SYMLINKS"),
             "max_file_mb": _env("RAG_ASSETS_MAX_FILE_MB"),
+            "limits": DocumentLimits.from_env(),
             "refresh_cron": _env("RAG_ASSETS_REFRESH_CRON"),
             "evaluation_cron": _env("RAG_ASSETS_EVALUATION_CRON"),
             "chunk_coverage_floor": _env("RAG_ASSETS_CHUNK_COVERAGE_FLOOR"),

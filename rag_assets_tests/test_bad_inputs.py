@@ -114,6 +114,48 @@ def _junk_zip() -> bytes:
     return buffer.getvalue()
 
 
+def _expanding_docx(paragraphs: int = 500_000) -> bytes:
+    """A valid DOCX of ~90 KB whose body expands to ~19 MB of empty paragraphs."""
+    body = (
+        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
+        '<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">'
+        "<w:body>" + "<w:p><w:r><w:t>x</w:t></w:r></w:p>" * paragraphs + "</w:body></w:document>"
+    )
+    buffer = io.BytesIO()
+    with (
+        zipfile.ZipFile(io.BytesIO(_docx(["seed"]))) as source,
+        zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as out,
+    ):
+        for item in source.infolist():
+            data = body.encode() if item.filename == "word/document.xml" else source.read(item)
+            out.writestr(item.filename, data)
+    return buffer.getvalue()
+
+
+def _empty_pages_pdf(pages: int) -> bytes:
+    """A PDF of `pages` empty pages, written directly (a PDF library takes minutes for 20,000)."""
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids ["
+        + b" ".join(b"%d 0 R" % (3 + n) for n in range(pages))
+        + b"] /Count %d >>" % pages,
+        *[b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>"] * pages,
+    ]
+    out = io.BytesIO()
+    out.write(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(out.tell())
+        out.write(b"%d 0 obj\n%s\nendobj\n" % (number, body))
+    xref = out.tell()
+    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
+    out.write(b"".join(b"%010d 00000 n \n" % offset for offset in offsets))
+    out.write(
+        b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    )
+    return out.getvalue()
+
+
 def _bad_xref(pdf: bytes) -> bytes:
     start = pdf.rindex(b"startxref")
     return pdf[:start] + b"startxref\n999999\n%%EOF\n"
@@ -191,6 +233,18 @@ def build_corpus(root: Path) -> list[Case]:
         ("<div>" * 3_000 + "deep" + "</div>" * 3_000).encode(),
         "any",
         "nested too deeply",
+    )
+    add(
+        "bad/expanding.docx",
+        _expanding_docx(),
+        "fail",
+        r"over the limit of 100 \(RAG_ASSETS_MAX_COMPRESSION_RATIO\)",
+    )
+    add(
+        "bad/20000-empty-pages.pdf",
+        _empty_pages_pdf(20_000),
+        "fail",
+        r"20,000 pages, over the limit of 5,000 \(RAG_ASSETS_MAX_PAGES\)",
     )
     add(
         "bad/unbalanced-fences.md",
@@ -499,3 +553,40 @@ def test_status_lists_each_document_with_outcome_chunks_and_reason(tmp_path, cap
         ("in/empty.pdf", "FAILED", []),
         ("in/guide.md", "ok", []),
     ]
+
+
+def test_document_limits_name_the_limit_and_its_setting(tmp_path, monkeypatch):
+    from rag_assets.errors import DocumentError
+    from rag_assets.normalize.adapt import to_ir
+    from rag_assets.parsers.plaintext import PlainTextParser
+    from rag_assets.settings import Settings
+    from rag_assets.sources.limits import DocumentLimits, check_archive, check_pages
+
+    bomb = tmp_path / "expanding.docx"
+    bomb.write_bytes(_expanding_docx())
+    with pytest.raises(DocumentError, match=r"expands \d+ times .*MAX_COMPRESSION_RATIO"):
+        check_archive(bomb, "expanding.docx", DocumentLimits())
+    with pytest.raises(DocumentError, match=r"archive entries, over the limit of 3 "):
+        check_archive(bomb, "expanding.docx", DocumentLimits(max_archive_entries=3))
+    with pytest.raises(
+        DocumentError,
+        match=r"expands to \d+ MB, over the 10 MB limit \(RAG_ASSETS_MAX_ARCHIVE_MB\)",
+    ):
+        check_archive(bomb, "expanding.docx", DocumentLimits(max_archive_mb=10))
+    ordinary = tmp_path / "ordinary.docx"
+    ordinary.write_bytes(_docx(["A short letter about the canal."]))
+    check_archive(ordinary, "ordinary.docx", DocumentLimits())
+    check_pages(5_000, "a.pdf", DocumentLimits())
+    with pytest.raises(DocumentError, match=r"5,001 pages, over the limit of 5,000"):
+        check_pages(5_001, "a.pdf", DocumentLimits())
+
+    text = tmp_path / "lines.txt"
+    text.write_text("\n\n".join(f"Paragraph {n} of the log." for n in range(50)))
+    parsed = PlainTextParser().parse(text, "txt")
+    with pytest.raises(DocumentError, match=r"over the limit of 10 \(RAG_ASSETS_MAX_ELEMENTS\)"):
+        to_ir(parsed, doc_id="d", source_sha256="0" * 64, limits=DocumentLimits(max_elements=10))
+
+    monkeypatch.setenv("RAG_ASSETS_MAX_PAGES", "12")
+    monkeypatch.setenv("RAG_ASSETS_MAX_ELEMENTS", "34")
+    limits = Settings.from_env(tmp_path).limits
+    assert (limits.max_pages, limits.max_elements) == (12, 34)

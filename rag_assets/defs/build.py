@@ -91,6 +91,7 @@ def build_defs(settings: Settings) -> Definitions:
                 raw_dir=str(settings.raw_dir),
                 follow_symlinks=settings.inbox_follow_symlinks,
                 max_file_mb=settings.max_file_mb,
+                **settings.limits.model_dump(),
             ),
             "parser": ParserResource(
                 docling_artifacts_path=settings.docling_artifacts_path,

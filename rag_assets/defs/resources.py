@@ -15,6 +15,7 @@ from rag_assets.sources.collections import (
     load_collections,
     plan_document,
 )
+from rag_assets.sources.limits import DocumentLimits
 
 
 class InboxResource(ConfigurableResource):
@@ -24,6 +25,22 @@ class InboxResource(ConfigurableResource):
     raw_dir: str
     follow_symlinks: bool = False  # symbolic links leading out of the inbox
     max_file_mb: float  # larger files fail before they are copied or parsed
+    # sources/limits.py: what one document may expand to or cost (RAG_ASSETS_MAX_*)
+    max_pages: int = 5_000
+    max_archive_mb: float = 500
+    max_archive_entries: int = 10_000
+    max_compression_ratio: float = 100
+    max_elements: int = 200_000
+
+    @property
+    def limits(self) -> DocumentLimits:
+        return DocumentLimits(
+            max_pages=self.max_pages,
+            max_archive_mb=self.max_archive_mb,
+            max_archive_entries=self.max_archive_entries,
+            max_compression_ratio=self.max_compression_ratio,
+            max_elements=self.max_elements,
+        )
 
     @property
     def inbox(self) -> Path:

@@ -6,10 +6,20 @@ from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.errors import ConfigurationError
 from rag_assets.normalize.repairs import repair_document
 from rag_assets.parsers.base import ParsedDocument
+from rag_assets.sources.limits import DocumentLimits, check_elements
 
 
-def to_ir(parsed: ParsedDocument, *, doc_id: str, source_sha256: str) -> StandardizedDocument:
-    return repair_document(_adapt(parsed, doc_id=doc_id, source_sha256=source_sha256))
+def to_ir(
+    parsed: ParsedDocument,
+    *,
+    doc_id: str,
+    source_sha256: str,
+    limits: DocumentLimits | None = None,
+) -> StandardizedDocument:
+    doc = _adapt(parsed, doc_id=doc_id, source_sha256=source_sha256)
+    if limits is not None:  # before the repairs, whose passes grow with the element count
+        check_elements(len(doc.elements), parsed.source_path, limits)
+    return repair_document(doc)
 
 
 def _adapt(parsed: ParsedDocument, *, doc_id: str, source_sha256: str) -> StandardizedDocument:

@@ -11,6 +11,7 @@ from rag_assets.errors import DocumentError
 from rag_assets.sources.formats import detect_format, mime_type
 from rag_assets.sources.inbox import sha256_file
 from rag_assets.sources.keys import check_partition_key
+from rag_assets.sources.limits import ARCHIVE_FORMATS, DocumentLimits, check_archive, check_pages
 from rag_assets.sources.paths import inside
 
 
@@ -46,14 +47,21 @@ def check_size(source: Path, relative_path: str, max_mb: float) -> None:
 
 
 def capture_raw_document(
-    source: Path, relative_path: str, doc_id: str, raw_dir: Path, max_mb: float | None = None
+    source: Path,
+    relative_path: str,
+    doc_id: str,
+    raw_dir: Path,
+    max_mb: float | None = None,
+    limits: DocumentLimits | None = None,
 ) -> RawDocument:
-    """Validate the file's size (up to `max_mb`, if given) and type and copy it under
-    `raw_dir/<doc_id>/`, replacing any older copy."""
+    """Validate the file's size (up to `max_mb`, if given), type and what it expands to or
+    costs (`limits`, if given) and copy it under `raw_dir/<doc_id>/`, replacing any older copy."""
     target_dir = inside(raw_dir, check_partition_key(doc_id))
     if max_mb is not None:
         check_size(source, relative_path, max_mb)
     file_format = detect_format(source)
+    if limits is not None and file_format in ARCHIVE_FORMATS:
+        check_archive(source, relative_path, limits)
     sha256 = sha256_file(source)
     if target_dir.exists():
         shutil.rmtree(target_dir)
@@ -62,6 +70,9 @@ def capture_raw_document(
     shutil.copyfile(source, stored)
     if sha256_file(stored) != sha256:
         raise OSError(f"{relative_path}: the file changed while it was being copied; retry")
+    page_count = _pdf_page_count(stored) if file_format == "pdf" else None
+    if limits is not None:
+        check_pages(page_count, relative_path, limits)
     return RawDocument(
         doc_id=doc_id,
         source_path=relative_path,
@@ -70,5 +81,5 @@ def capture_raw_document(
         size_bytes=stored.stat().st_size,
         file_format=file_format,
         mime_type=mime_type(source, file_format),
-        page_count=_pdf_page_count(stored) if file_format == "pdf" else None,
+        page_count=page_count,
     )

@@ -112,8 +112,8 @@ def _auto(doc: StandardizedDocument) -> TemplateChoice:
     if tabular:
         return TemplateChoice(
             "semantic",
-            f"auto: tables hold {share:.0%} of the text (a spreadsheet or CSV); semantic splits "
-            "a table between rows and repeats its header rows",
+            f"auto: tables hold {share:.0%} of the text; semantic splits a table between rows "
+            "and repeats its header rows",
         )
     return TemplateChoice("semantic", "auto: no Q&A, clause or spec pattern found")
 

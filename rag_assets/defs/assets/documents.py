@@ -56,7 +56,7 @@ def raw_documents(context: AssetExecutionContext, inbox: InboxResource) -> Outpu
         )
     try:
         record = capture_raw_document(
-            found.path, found.relative_path, key, inbox.raw, inbox.max_file_mb
+            found.path, found.relative_path, key, inbox.raw, inbox.max_file_mb, inbox.limits
         )
     except DocumentError as error:
         raise _document_failure(context, error) from error
@@ -145,15 +145,22 @@ def _ocr_metadata(parsed: ParsedDocument) -> dict:
     description="Layer 2: the standardized IR (elements in reading order + whole-document markdown).",
 )
 def normalized_documents(
-    context: AssetExecutionContext, raw_documents: RawDocument, parsed_documents: ParsedDocument
+    context: AssetExecutionContext,
+    inbox: InboxResource,
+    raw_documents: RawDocument,
+    parsed_documents: ParsedDocument,
 ) -> Output[StandardizedDocument]:
     started = time.perf_counter()
     try:
         doc = to_ir(
-            parsed_documents, doc_id=raw_documents.doc_id, source_sha256=raw_documents.sha256
+            parsed_documents,
+            doc_id=raw_documents.doc_id,
+            source_sha256=raw_documents.sha256,
+            limits=inbox.limits,
         )
     except DocumentError as error:
-        raise _document_failure(context, error) from error
+        shown = str(error).replace(raw_documents.stored_path, raw_documents.source_path)
+        raise _document_failure(context, DocumentError(shown)) from error
     doc = doc.model_copy(update={"source_path": raw_documents.source_path})
     counts: dict[str, int] = {}
     for element in doc.elements:
