@@ -110,3 +110,22 @@ def test_inbox_plan_skips_files_already_ingested_elsewhere(tmp_path):
     assert same.runs == []
     stale = plan_inbox_changes([file], {}, {key}, lambda k: "an older hash")
     assert [k for k, _ in stale.runs] == [key]
+
+
+def test_links_leading_out_of_the_inbox_are_skipped_saying_why(tmp_path):
+    from rag_assets.sources.inbox import scan_folder
+
+    inbox, outside = tmp_path / "inbox", tmp_path / "outside"
+    inbox.mkdir()
+    outside.mkdir()
+    (outside / "secret.md").write_text("# Secret\n\nNot for the index.\n")
+    (inbox / "own.md").write_text("# Own\n\nIndexed.\n")
+    (inbox / "link.md").symlink_to(outside / "secret.md")
+    (inbox / "inner.md").symlink_to(inbox / "own.md")  # a link inside the inbox is followed
+    scan = scan_folder(inbox)
+    assert [f.relative_path for f in scan.files] == ["inner.md", "own.md"]
+    assert [(s.relative_path, "leading outside" in s.reason) for s in scan.skipped] == [
+        ("link.md", True)
+    ]
+    followed = scan_folder(inbox, follow_symlinks=True)
+    assert [f.relative_path for f in followed.files] == ["inner.md", "link.md", "own.md"]
