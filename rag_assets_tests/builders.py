@@ -55,3 +55,31 @@ def assert_blocking_checks_pass(
         check_chunks_have_content(records, doc, headings_from_text=headings_from_text),
     ]
     assert [o.description for o in outcomes if not o.passed] == []
+
+
+LAYERS_1_2 = ("raw_documents", "parsed_documents", "normalized_documents")
+
+
+def materialize_file(source, data_dir, assets=LAYERS_1_2):
+    """One file placed in a fresh data folder's inbox and its partition of `assets`
+    materialized in process through the ingest job, on an ephemeral instance; the result and
+    the file's inbox path."""
+    from dagster import AssetKey, DagsterInstance
+
+    from rag_assets.defs.build import build_defs
+    from rag_assets.defs.ingest import place_in_inbox
+    from rag_assets.defs.jobs import INGEST_JOB
+    from rag_assets.defs.partitions import documents_partitions
+    from rag_assets.settings import Settings
+    from rag_assets.sources.keys import partition_key_for
+
+    settings = Settings(data_dir=data_dir)
+    (relative,), _ = place_in_inbox([source], settings.inbox_dir, settings.inbox_follow_symlinks)
+    key = partition_key_for(relative)
+    instance = DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions(documents_partitions.name, [key])
+    job = build_defs(settings).resolve_job_def(INGEST_JOB)
+    result = job.execute_in_process(
+        partition_key=key, asset_selection=[AssetKey(a) for a in assets], instance=instance
+    )
+    return result, relative

@@ -20,14 +20,7 @@ def test_a_tag_in_document_text_shows_as_text() -> None:
 
 
 def test_escaped_markup_of_an_html_page_is_inert_in_the_ir_preview(tmp_path: Path) -> None:
-    from dagster import AssetKey, DagsterInstance
-
-    from rag_assets.defs.build import build_defs
-    from rag_assets.defs.ingest import place_in_inbox
-    from rag_assets.defs.jobs import INGEST_JOB
-    from rag_assets.defs.partitions import documents_partitions
-    from rag_assets.settings import Settings
-    from rag_assets.sources.keys import partition_key_for
+    from rag_assets_tests.builders import materialize_file
 
     source = tmp_path / "page.html"
     source.write_text(
@@ -35,19 +28,7 @@ def test_escaped_markup_of_an_html_page_is_inert_in_the_ir_preview(tmp_path: Pat
         "<p>The form echoed &lt;img src=x onerror=alert(1)&gt; back.</p></main></body></html>",
         encoding="utf-8",
     )
-    settings = Settings(data_dir=tmp_path / "data")
-    (relative,), _ = place_in_inbox([source], settings.inbox_dir, settings.inbox_follow_symlinks)
-    key = partition_key_for(relative)
-    instance = DagsterInstance.ephemeral()
-    instance.add_dynamic_partitions(documents_partitions.name, [key])
-    assets = ["raw_documents", "parsed_documents", "normalized_documents"]
-    result = (
-        build_defs(settings)
-        .resolve_job_def(INGEST_JOB)
-        .execute_in_process(
-            partition_key=key, asset_selection=[AssetKey(a) for a in assets], instance=instance
-        )
-    )
+    result, _ = materialize_file(source, tmp_path / "data")
     (materialization,) = result.asset_materializations_for_node("normalized_documents")
     preview = materialization.metadata["markdown_preview"].value
     assert "onerror=alert(1)" in preview and "<img" not in preview

@@ -14,11 +14,12 @@ from rag_assets.contracts.ir import DocumentElement
 from rag_assets.normalize import repairs
 from rag_assets.normalize.repairs import REPAIR_NAMES, REPAIRS, repair_document
 from rag_assets.normalize.repairs.heading_levels import LEVEL_STATED
+from rag_assets.sources.keys import partition_key_for
 from rag_assets.templates import base as template_base
 from rag_assets.templates import select, spec
 from rag_assets.templates.registry import build_template
 from rag_assets.templates.tokens import ApproxTokenCounter, TokenCounter
-from rag_assets_tests.builders import doc_from_elements
+from rag_assets_tests.builders import doc_from_elements, materialize_file
 
 
 def _raise(*_args, **_kwargs):
@@ -243,31 +244,12 @@ def test_vision_tables_that_raise_leave_the_parsers_tables(
 def test_a_failed_repair_lands_the_document_degraded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dagster import AssetKey, DagsterInstance
-
-    from rag_assets.defs.build import build_defs
-    from rag_assets.defs.ingest import _outcome, place_in_inbox
-    from rag_assets.defs.jobs import INGEST_JOB
-    from rag_assets.defs.partitions import documents_partitions
-    from rag_assets.settings import Settings
-    from rag_assets.sources.keys import partition_key_for
+    from rag_assets.defs.ingest import _outcome
 
     monkeypatch.setattr(repairs, "REPAIRS", _broken("split_words_joined"))
     source = tmp_path / "guide.md"
     source.write_text("# Guide\n\n## Scope\n\nThe guide covers set-up.\n", encoding="utf-8")
-    settings = Settings(data_dir=tmp_path / "data")
-    (relative,), _ = place_in_inbox([source], settings.inbox_dir, settings.inbox_follow_symlinks)
-    key = partition_key_for(relative)
-    instance = DagsterInstance.ephemeral()
-    instance.add_dynamic_partitions(documents_partitions.name, [key])
-    assets = ["raw_documents", "parsed_documents", "normalized_documents"]
-    result = (
-        build_defs(settings)
-        .resolve_job_def(INGEST_JOB)
-        .execute_in_process(
-            partition_key=key, asset_selection=[AssetKey(a) for a in assets], instance=instance
-        )
-    )
+    result, relative = materialize_file(source, tmp_path / "data")
     assert result.success
     (materialization,) = result.asset_materializations_for_node("normalized_documents")
     note = "repair split_words_joined skipped (RuntimeError: injected failure)"
@@ -275,7 +257,7 @@ def test_a_failed_repair_lands_the_document_degraded(
     assert materialization.metadata["repairs_failed"].value == {
         "split_words_joined": "RuntimeError: injected failure"
     }
-    outcome = _outcome(key, relative, result)
+    outcome = _outcome(partition_key_for(relative), relative, result)
     assert outcome.degraded and f"degraded: {note}" in outcome.summary()
 
 

@@ -36,7 +36,7 @@ from rag_assets.normalize.repairs.text import (
 from rag_assets.parsers.base import ParsedDocument
 from rag_assets.parsers.pymupdf import PyMuPDFParser
 from rag_assets.tables.to_markdown import table_to_markdown
-from rag_assets_tests.builders import doc_from_elements
+from rag_assets_tests.builders import doc_from_elements, materialize_file
 
 FURNITURE = ("page_header", "page_footer")
 BODY_BOX: BBox = (72.0, 100.0, 520.0, 700.0)
@@ -969,30 +969,9 @@ def test_unstructured_fast_pdf_levels_follow_numbering(shared_fixtures: Path) ->
 
 @pytest.mark.slow
 def test_normalized_documents_metadata_shows_the_repair_counts(tmp_path: Path) -> None:
-    from dagster import AssetKey, DagsterInstance
-
-    from rag_assets.defs.build import build_defs
-    from rag_assets.defs.ingest import place_in_inbox
-    from rag_assets.defs.jobs import INGEST_JOB
-    from rag_assets.defs.partitions import documents_partitions
-    from rag_assets.settings import Settings
-    from rag_assets.sources.keys import partition_key_for
-
     source = tmp_path / "guide.md"
     source.write_text("# Guide\n\n## 1 Scope\n\n這是 中文 句子。\n", encoding="utf-8")
-    settings = Settings(data_dir=tmp_path / "data")
-    (relative,), _ = place_in_inbox([source], settings.inbox_dir, settings.inbox_follow_symlinks)
-    key = partition_key_for(relative)
-    instance = DagsterInstance.ephemeral()
-    instance.add_dynamic_partitions(documents_partitions.name, [key])
-    assets = ["raw_documents", "parsed_documents", "normalized_documents"]
-    result = (
-        build_defs(settings)
-        .resolve_job_def(INGEST_JOB)
-        .execute_in_process(
-            partition_key=key, asset_selection=[AssetKey(a) for a in assets], instance=instance
-        )
-    )
+    result, _ = materialize_file(source, tmp_path / "data")
     (materialization,) = [m for m in result.asset_materializations_for_node("normalized_documents")]
     assert materialization.metadata["repairs"].value == {
         "hyphens_joined": 0,
