@@ -665,3 +665,19 @@ def test_header_path_separator_is_configurable_and_checked_with_it() -> None:
     assert not check_header_paths(records, doc).passed  # read with "/", "::A::" is not a path
     with pytest.raises(ConfigurationError, match="header_path_separator"):
         build_template("semantic", {"header_path_separator": "a b"})
+
+
+@pytest.mark.parametrize("name", available_templates())
+def test_text_without_a_word_is_no_chunk_nor_part_of_one(name: str) -> None:
+    """An empty table's grid or a rule holds nothing to find: alone it made a chunk that
+    failed `chunks_have_content` and so the whole document."""
+    empty_table = "|  |\n|---|"
+    doc = make_doc(
+        [
+            ("paragraph", "Some words here.", None, 1),
+            ("table", empty_table, None, 1),
+            ("paragraph", "***", None, 2),
+        ]
+    )
+    assert texts(build_template(name).chunk(doc, APPROX)) == ["Some words here."]
+    assert build_template(name).chunk(make_doc([("table", empty_table, None, 1)]), APPROX) == []

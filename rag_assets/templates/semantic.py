@@ -36,7 +36,7 @@ from rag_assets.templates.base import (
     ChunkTemplate,
     ElementSpan,
     HeadingStack,
-    body_elements,
+    content_elements,
     contextualize,
     heading_level,
     heading_line,
@@ -127,7 +127,7 @@ class SemanticTemplate(ChunkTemplate):
     """
 
     name = "semantic"
-    version = "5"
+    version = "6"
 
     def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]:
         drafts = [
@@ -307,10 +307,9 @@ class SemanticTemplate(ChunkTemplate):
 def _sections(doc: StandardizedDocument) -> list[_Section]:
     stack = HeadingStack()
     sections = [_Section(None, [], "/")]
-    for index, element in enumerate(body_elements(doc)):
+    for index, element in enumerate(content_elements(doc)):
         if element.type not in HEADING_TYPES:
-            if element.text.strip():
-                sections[-1].content.append((index, element))
+            sections[-1].content.append((index, element))
             continue
         title = heading_title(element)
         if not title:
