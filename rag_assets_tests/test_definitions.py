@@ -16,6 +16,7 @@ OBSERVED_SOURCES = [
     "inbox_files",
     "parser_settings",
     "template_settings",
+    "normalize_settings",
     "vision_settings",
     "embedding_settings",
     "index_settings",
@@ -51,6 +52,11 @@ def test_every_asset_is_partitioned_per_document_with_a_code_version(tmp_path):
     # Besides its parents, each step reads an observed source: the file or the settings it uses.
     assert upstream["raw_documents"] == {"inbox_files"}
     assert upstream["parsed_documents"] == {"raw_documents", "parser_settings"}
+    assert upstream["normalized_documents"] == {
+        "raw_documents",
+        "parsed_documents",
+        "normalize_settings",
+    }
     assert upstream["document_chunks"] == {
         "normalized_documents",
         "table_markdown",

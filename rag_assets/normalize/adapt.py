@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.errors import ConfigurationError
 from rag_assets.normalize.repairs import repair_document
 from rag_assets.parsers.base import ParsedDocument
 
 
-def to_ir(parsed: ParsedDocument, *, doc_id: str, source_sha256: str) -> StandardizedDocument:
-    return repair_document(_adapt(parsed, doc_id=doc_id, source_sha256=source_sha256))
+def to_ir(
+    parsed: ParsedDocument, *, doc_id: str, source_sha256: str, skip: Collection[str] = ()
+) -> StandardizedDocument:
+    """The adapter's IR with every repair but those named in `skip` applied."""
+    return repair_document(_adapt(parsed, doc_id=doc_id, source_sha256=source_sha256), skip)
 
 
 def _adapt(parsed: ParsedDocument, *, doc_id: str, source_sha256: str) -> StandardizedDocument:
