@@ -94,6 +94,27 @@ def test_header_path_check_fails_on_malformed_and_inconsistent_paths(records):
     assert "not a path" in check_header_paths(broken, DOC).description
 
 
+def test_header_path_check_finds_a_repeated_title_at_the_level_of_the_path() -> None:
+    """`Introduction` of a chapter, after one a level lower: the path runs through the second;
+    the first match of each title used to be the only one tried."""
+    doc = DOC.model_copy(
+        update={
+            "elements": [
+                DocumentElement(type="heading", text="## Introduction", level=2),
+                DocumentElement(type="heading", text="# Introduction", level=1),
+                DocumentElement(type="heading", text="## Background", level=2),
+                DocumentElement(type="heading", text="### Introduction", level=3),
+            ]
+        }
+    )
+    path = _record(0, "Text.", ["Introduction", "Background"])
+    assert check_header_paths([path], doc).passed
+    twice = _record(0, "Text.", ["Introduction", "Introduction"])
+    assert check_header_paths([twice], doc).passed
+    backwards = _record(0, "Text.", ["Background", "Introduction", "Introduction"])
+    assert "not a path" in check_header_paths([backwards], doc).description
+
+
 def test_page_check_fails_outside_the_document(records):
     records[2]["page_end"] = 4
     assert not check_pages_within_document(records, 3).passed
