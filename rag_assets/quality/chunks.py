@@ -128,10 +128,12 @@ _WORD = re.compile(r"\w")
 
 
 def _only_headings(text: str, titles: set[str]) -> bool:
-    """True when nothing but the given heading titles (and markers) is left in `text`."""
+    """True when nothing but the given heading titles (and markers) is left in `text`. Each
+    title goes once: the same words again are text of the section (`1. Scope` a clause's
+    heading, then a list item `1. Scope` in its body)."""
     rest = " ".join(_LINE_MARK.sub(" ", text).split())
     for title in sorted(titles, key=len, reverse=True):  # "1.1 Scope" before "Scope"
-        rest = rest.replace(title, " ")
+        rest = rest.replace(title, " ", 1)
     return not _WORD.search(rest)
 
 
