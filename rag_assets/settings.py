@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from rag_assets.embedding.models import DEFAULT_RUNTIME, Runtime
+from rag_assets.normalize.repairs import REPAIR_NAMES
 from rag_assets.parsers.page_pool import available_cores
 from rag_assets.retrieval.fusion import FusionSettings
 from rag_assets.sources.limits import DocumentLimits
@@ -35,6 +36,9 @@ class Settings(BaseModel):
     force_template: str | None = None
     collections_file: Path | None = None  # default: <data_dir>/rag_collections.yaml
     # all-MiniLM-L6-v2 was trained on 256-token inputs; raise both with a long-context model.
+    # IR repairs left out (names in normalize.repairs.REPAIR_NAMES): to measure what each earns
+    # (bench/repairs.py) or to get round one that harms a collection.
+    repairs_off: list[str] = Field(default_factory=list)
     chunk_max_tokens: int = 256
     chunk_overlap_tokens: int = 32
     docling_artifacts_path: str | None = None
@@ -72,6 +76,17 @@ class Settings(BaseModel):
     rerank_timeout_s: float = Field(default=10, gt=0)  # per HTTP attempt
     rerank_max_retries: int = Field(default=2, ge=0)  # on timeouts, connection errors, 408/429/5xx
 
+    @field_validator("repairs_off", mode="before")
+    @classmethod
+    def _repair_names(cls, value: object) -> object:
+        names = (
+            [n.strip() for n in value.split(",") if n.strip()] if isinstance(value, str) else value
+        )
+        unknown = sorted(set(names) - set(REPAIR_NAMES)) if isinstance(names, list) else []
+        if unknown:
+            raise ValueError(f"unknown repairs {unknown}; repairs are {', '.join(REPAIR_NAMES)}")
+        return names
+
     @classmethod
     def from_env(cls, data_dir: str | Path | None = None) -> Settings:
         root = data_dir or _env("RAG_ASSETS_DATA_DIR") or "data"
@@ -80,6 +95,7 @@ class Settings(BaseModel):
             "parser": _env("RAG_ASSETS_PARSER"),
             "template": _env("RAG_ASSETS_TEMPLATE"),
             "collections_file": _env("RAG_ASSETS_COLLECTIONS"),
+            "repairs_off": _env("RAG_ASSETS_REPAIRS_OFF"),
             "chunk_max_tokens": _env("RAG_ASSETS_CHUNK_MAX_TOKENS"),
             "chunk_overlap_tokens": _env("RAG_ASSETS_CHUNK_OVERLAP_TOKENS"),
             "docling_artifacts_path": _env("RAG_ASSETS_DOCLING_ARTIFACTS"),

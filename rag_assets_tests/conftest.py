@@ -6,6 +6,21 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests: reproducible in CI (the same examples every run, nothing remembered between
+# runs), about a minute on two cores; `--hypothesis-profile soak` explores at random, longer.
+settings.register_profile(
+    "ci",
+    max_examples=60,
+    derandomize=True,
+    database=None,
+    deadline=10_000,  # ms; the first example also loads the word list and templates
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile("soak", max_examples=2000, deadline=None)
+settings.load_profile("ci")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"

@@ -16,6 +16,7 @@ OBSERVED_SOURCES = [
     "inbox_files",
     "parser_settings",
     "template_settings",
+    "normalize_settings",
     "vision_settings",
     "embedding_settings",
     "index_settings",
@@ -51,6 +52,11 @@ def test_every_asset_is_partitioned_per_document_with_a_code_version(tmp_path):
     # Besides its parents, each step reads an observed source: the file or the settings it uses.
     assert upstream["raw_documents"] == {"inbox_files"}
     assert upstream["parsed_documents"] == {"raw_documents", "parser_settings"}
+    assert upstream["normalized_documents"] == {
+        "raw_documents",
+        "parsed_documents",
+        "normalize_settings",
+    }
     assert upstream["document_chunks"] == {
         "normalized_documents",
         "table_markdown",
@@ -74,7 +80,7 @@ def test_template_versions_are_the_chunks_code_version(tmp_path):
         .get(AssetKey("document_chunks"))
     )
     assert node.code_version == templates_version()
-    assert {"fixed:3", "semantic:5"} <= set(node.code_version.split(","))
+    assert {"fixed:4", "semantic:6"} <= set(node.code_version.split(","))
 
 
 def test_chunk_and_embedding_checks_block_and_the_index_is_pooled(tmp_path):

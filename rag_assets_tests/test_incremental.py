@@ -157,3 +157,16 @@ def test_a_source_observed_again_unchanged_is_left_to_dagster_and_stays_fresh(in
     assert fresh_both_ways(settings, instance) == ({valves}, {pumps, valves})
     graph = build_defs(settings).resolve_asset_graph()
     assert [p.assets for p in plan_runs(instance, graph, [pumps, valves])] == [(), ()]
+
+
+def test_repairs_switched_off_rerun_every_document_from_its_normalized_ir(ingested):
+    settings, sources, instance, _ = ingested
+    settings = settings.model_copy(update={"repairs_off": ["heading_levels"]})
+    defs = build_defs(settings)
+    files = scan_folder(settings.inbox_dir).files
+    assert report_changes(instance, defs.resources, files) == 1  # the shared normalize settings
+    plans = plan_runs(instance, defs.resolve_asset_graph(), [f.partition_key for f in files])
+    assert {p.assets for p in plans} == {tuple(PIPELINE[2:])}
+    assert all("normalize_settings" in p.reasons[0] for p in plans)
+    again = ingest(settings, [sources], instance=instance)
+    assert all(o.ran == tuple(PIPELINE[2:]) and o.success for o in again)

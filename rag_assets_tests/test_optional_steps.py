@@ -9,11 +9,15 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from pydantic import ValidationError
 
 from rag_assets.contracts.ir import DocumentElement
+from rag_assets.defs.incremental import SHARED
+from rag_assets.defs.resources import ParserResource
 from rag_assets.normalize import repairs
 from rag_assets.normalize.repairs import REPAIR_NAMES, REPAIRS, repair_document
 from rag_assets.normalize.repairs.heading_levels import LEVEL_STATED
+from rag_assets.settings import Settings
 from rag_assets.sources.keys import partition_key_for
 from rag_assets.templates import base as template_base
 from rag_assets.templates import select, spec
@@ -76,6 +80,26 @@ def test_skipped_repairs_are_not_run_and_unknown_names_are_refused() -> None:
     assert "implemen-\ntation" in doc.markdown
     with pytest.raises(ValueError, match="unknown repairs"):
         repair_document(_document(), skip={"no_such_repair"})
+
+
+def test_repairs_off_are_read_from_the_environment_and_checked(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("RAG_ASSETS_REPAIRS_OFF", "hyphens_joined, heading_levels")
+    assert Settings.from_env(tmp_path).repairs_off == ["hyphens_joined", "heading_levels"]
+    monkeypatch.setenv("RAG_ASSETS_REPAIRS_OFF", "hyphens_joined,heading_level")
+    with pytest.raises(ValidationError, match=r"unknown repairs \['heading_level'\]"):
+        Settings.from_env(tmp_path)
+
+
+def test_repairs_off_are_part_of_the_normalize_settings_version() -> None:
+    def version(off: list[str]) -> str:
+        return SHARED["normalize_settings"](SimpleNamespace(parser=ParserResource(repairs_off=off)))
+
+    assert version([]) != version(["tables_merged"]) != version(["heading_levels"])
+    assert version(["tables_merged", "heading_levels"]) == version(
+        ["heading_levels", "tables_merged"]
+    )
 
 
 def _stated(text: str, level: int) -> DocumentElement:

@@ -7,6 +7,7 @@ from rag_assets.contracts.chunk import ChunkRow, chunk_id_for
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
 from rag_assets.index.milvus import IndexRow, MilvusIndex
 from rag_assets.quality.chunks import (
+    check_chunks_have_content,
     check_header_paths,
     check_ids_unique_and_deterministic,
     check_metadata_complete,
@@ -92,6 +93,36 @@ def test_header_path_check_fails_on_malformed_and_inconsistent_paths(records):
     broken = [dict(r) for r in records]
     broken[1]["headings"], broken[1]["header_path"] = ["2 Registers", "1.1 Scope"], "/2 Registers/"
     assert "not a path" in check_header_paths(broken, DOC).description
+
+
+def test_header_path_check_finds_a_repeated_title_at_the_level_of_the_path() -> None:
+    """`Introduction` of a chapter, after one a level lower: the path runs through the second;
+    the first match of each title used to be the only one tried."""
+    doc = DOC.model_copy(
+        update={
+            "elements": [
+                DocumentElement(type="heading", text="## Introduction", level=2),
+                DocumentElement(type="heading", text="# Introduction", level=1),
+                DocumentElement(type="heading", text="## Background", level=2),
+                DocumentElement(type="heading", text="### Introduction", level=3),
+            ]
+        }
+    )
+    path = _record(0, "Text.", ["Introduction", "Background"])
+    assert check_header_paths([path], doc).passed
+    twice = _record(0, "Text.", ["Introduction", "Introduction"])
+    assert check_header_paths([twice], doc).passed
+    backwards = _record(0, "Text.", ["Background", "Introduction", "Introduction"])
+    assert "not a path" in check_header_paths([backwards], doc).description
+
+
+def test_content_check_counts_a_heading_once() -> None:
+    """A list `1. scope` / `1. scope`: the first item heads a clause, the second is its text."""
+    doc = DOC.model_copy(update={"elements": []})
+    clause = _record(0, "1. scope\n1. scope", ["1. scope"])
+    assert check_chunks_have_content([clause], doc, headings_from_text=True).passed
+    alone = _record(0, "1. scope", ["1. scope"])
+    assert "only a heading" in check_chunks_have_content([alone], doc, True).description
 
 
 def test_page_check_fails_outside_the_document(records):

@@ -28,7 +28,7 @@ from rag_assets.templates.registry import (
 )
 from rag_assets.templates.semantic import SemanticTemplate
 from rag_assets.templates.tokens import ApproxTokenCounter, TokenizerCounter, token_windows
-from rag_assets_tests.builders import Item, make_doc
+from rag_assets_tests.builders import Item, assert_blocking_checks_pass, make_doc
 
 APPROX = ApproxTokenCounter()
 
@@ -665,3 +665,30 @@ def test_header_path_separator_is_configurable_and_checked_with_it() -> None:
     assert not check_header_paths(records, doc).passed  # read with "/", "::A::" is not a path
     with pytest.raises(ConfigurationError, match="header_path_separator"):
         build_template("semantic", {"header_path_separator": "a b"})
+
+
+@pytest.mark.parametrize("name", available_templates())
+def test_text_without_a_word_is_no_chunk_nor_part_of_one(name: str) -> None:
+    """An empty table's grid or a rule holds nothing to find: alone it made a chunk that
+    failed `chunks_have_content` and so the whole document."""
+    empty_table = "|  |\n|---|"
+    doc = make_doc(
+        [
+            ("paragraph", "Some words here.", None, 1),
+            ("table", empty_table, None, 1),
+            ("paragraph", "***", None, 2),
+        ]
+    )
+    assert texts(build_template(name).chunk(doc, APPROX)) == ["Some words here."]
+    assert build_template(name).chunk(make_doc([("table", empty_table, None, 1)]), APPROX) == []
+
+
+@pytest.mark.parametrize("name", available_templates())
+def test_a_split_element_leaves_no_part_without_a_word(name: str) -> None:
+    """A dot leader's dots after the last sentence were a seam, then a chunk, of their own."""
+    text = "One two three four five six. Seven eight nine ten eleven twelve." + " ." * 13
+    doc = make_doc([("heading", "## Article 1 Scope", 2, 1), ("paragraph", text, None, 1)])
+    template = build_template(name, {"max_tokens": 16, "overlap_tokens": 0, "min_tokens": 0})
+    rows = template.chunk(doc, APPROX)
+    assert len(rows) > 1
+    assert_blocking_checks_pass(rows, doc, template.headings_from_text)

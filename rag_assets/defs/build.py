@@ -96,6 +96,7 @@ def build_defs(settings: Settings) -> Definitions:
             "parser": ParserResource(
                 docling_artifacts_path=settings.docling_artifacts_path,
                 parse_workers=settings.parse_workers,
+                repairs_off=settings.repairs_off,
             ),
             "collections": CollectionsResource(
                 config_path=str(settings.collections_path),

@@ -55,6 +55,7 @@ PIPELINE = [
 OBSERVED = {
     "raw_documents": "inbox_files",
     "parsed_documents": "parser_settings",
+    "normalized_documents": "normalize_settings",
     "table_markdown": "vision_settings",
     "document_chunks": "template_settings",
     "chunk_embeddings": "embedding_settings",
@@ -128,6 +129,7 @@ PER_DOCUMENT: dict[str, Callable[[Any, InboxFile], str]] = {
     "template_settings": _template_settings,
 }
 SHARED: dict[str, Callable[[Any], str]] = {
+    "normalize_settings": lambda r: digest({"repairs_off": sorted(r.parser.repairs_off)}),
     "vision_settings": _vision_settings,
     "embedding_settings": lambda r: digest(
         {"model": r.embedding.model, "kind": r.embedding.kind}
@@ -140,6 +142,7 @@ DESCRIPTIONS = {
     "inbox_files": "A document's file in the inbox; its data version is the file's sha256.",
     "parser_settings": "The parser a document gets (collections, settings, Docling models).",
     "template_settings": "The template and options a document gets, the tokenizer and any LLM.",
+    "normalize_settings": "The IR repairs left out (RAG_ASSETS_REPAIRS_OFF).",
     "vision_settings": "The vision model and rendering options for tables.",
     "embedding_settings": "The embedding model, its kind and the runtime that encodes with it.",
     "index_settings": "The Milvus URI, the text analyzer, BM25's k1 and b and the model the collection is named after.",

@@ -56,6 +56,7 @@ class ParserResource(ConfigurableResource):
 
     docling_artifacts_path: str | None = None
     parse_workers: int = 1  # processes for the page ranges of a long PDF; 1 = in the run's process
+    repairs_off: list[str] = []  # IR repairs normalized_documents leaves out
 
     def router(self, parser: str) -> ParserRouter:
         return _router(parser, self.docling_artifacts_path, self.parse_workers)

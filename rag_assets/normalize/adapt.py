@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.errors import ConfigurationError
 from rag_assets.normalize.repairs import repair_document
@@ -15,11 +17,13 @@ def to_ir(
     doc_id: str,
     source_sha256: str,
     limits: DocumentLimits | None = None,
+    skip: Collection[str] = (),
 ) -> StandardizedDocument:
+    """The adapter's IR, within `limits`, with every repair but those named in `skip` applied."""
     doc = _adapt(parsed, doc_id=doc_id, source_sha256=source_sha256)
     if limits is not None:  # before the repairs, whose passes grow with the element count
         check_elements(len(doc.elements), parsed.source_path, limits)
-    return repair_document(doc)
+    return repair_document(doc, skip)
 
 
 def _adapt(parsed: ParsedDocument, *, doc_id: str, source_sha256: str) -> StandardizedDocument:

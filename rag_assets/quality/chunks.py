@@ -55,16 +55,18 @@ def check_ids_unique_and_deterministic(records: list[dict]) -> CheckOutcome:
 
 
 def _is_heading_path(path: list[str], heading_levels: list[tuple[str, int]]) -> bool:
-    """True when `path` follows the document's headings in order with increasing depth."""
-    position, last_level = 0, 0
-    for title in path:
-        while position < len(heading_levels) and heading_levels[position][0] != title:
-            position += 1
-        if position == len(heading_levels) or heading_levels[position][1] <= last_level:
-            return False
-        last_level = heading_levels[position][1]
-        position += 1
-    return True
+    """True when some headings of the document, in order and each deeper than the one before,
+    bear the titles of `path`. A title may repeat (`Introduction` of every chapter, at other
+    levels), so the first heading of a title is not always the one: `lowest[k]` is the lowest
+    level a match of the path's first k titles can end at so far, which leaves the most room."""
+    lowest: list[int | None] = [0] + [None] * len(path)
+    for title, level in heading_levels:
+        for k in range(len(path) - 1, -1, -1):  # backwards: one heading matches one title
+            before = lowest[k]
+            if path[k] == title and before is not None and level > before:
+                current = lowest[k + 1]
+                lowest[k + 1] = level if current is None else min(current, level)
+    return lowest[-1] is not None
 
 
 def _in_text_order(path: list[str], markdown: str) -> bool:
@@ -126,10 +128,12 @@ _WORD = re.compile(r"\w")
 
 
 def _only_headings(text: str, titles: set[str]) -> bool:
-    """True when nothing but the given heading titles (and markers) is left in `text`."""
+    """True when nothing but the given heading titles (and markers) is left in `text`. Each
+    title goes once: the same words again are text of the section (`1. Scope` a clause's
+    heading, then a list item `1. Scope` in its body)."""
     rest = " ".join(_LINE_MARK.sub(" ", text).split())
     for title in sorted(titles, key=len, reverse=True):  # "1.1 Scope" before "Scope"
-        rest = rest.replace(title, " ")
+        rest = rest.replace(title, " ", 1)
     return not _WORD.search(rest)
 
 

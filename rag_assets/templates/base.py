@@ -22,6 +22,7 @@ SKIPPED_TYPES = frozenset({"page_header", "page_footer"})
 HEADING_TYPES = frozenset({"title", "heading"})
 # Adapters may or may not keep the markdown marker in a heading's text.
 _ATX_MARKER = re.compile(r"^\s*#{1,6}(?=\s|$)")
+_WORD_CHAR = re.compile(r"\w")
 
 
 class TemplateOptions(BaseModel):
@@ -221,6 +222,16 @@ def opens_with(text: str, heading: str) -> bool:
 def body_elements(doc: StandardizedDocument) -> list[DocumentElement]:
     """The elements every template reads: reading order, page headers/footers dropped."""
     return [e for e in doc.elements if e.type not in SKIPPED_TYPES]
+
+
+def content_elements(doc: StandardizedDocument) -> list[DocumentElement]:
+    """The body elements that are headings or hold a word: an empty table's grid
+    (`|  |\n|---|`) or a rule (`***`) alone would make a chunk with nothing to find."""
+    return [e for e in body_elements(doc) if e.type in HEADING_TYPES or has_words(e.text)]
+
+
+def has_words(text: str) -> bool:
+    return bool(_WORD_CHAR.search(text))
 
 
 def heading_title(element: DocumentElement) -> str:

@@ -43,7 +43,7 @@ from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
 from rag_assets.templates.base import (
     HEADING_TYPES,
     ElementSpan,
-    body_elements,
+    content_elements,
     header_path_for,
 )
 from rag_assets.templates.numbering import Marker, MarkerKind, find_markers, marker_at
@@ -109,11 +109,11 @@ class ClausesTemplate(SemanticTemplate):
     """A semantic template whose sections are clauses: it reuses the packing and splitting."""
 
     name = "clauses"
-    version = "5"
+    version = "6"
     headings_from_text = True
 
     def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]:
-        elements = body_elements(doc)
+        elements = content_elements(doc)
         rows: list[ChunkRow] = []
         for unit in _units(elements, _headings(elements)):
             rows.extend(self._unit_rows(doc, unit, counter, len(rows)))

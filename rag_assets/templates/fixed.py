@@ -19,7 +19,7 @@ from rag_assets.templates.base import (
     ChunkTemplate,
     ElementSpan,
     HeadingStack,
-    body_elements,
+    content_elements,
     heading_level,
     heading_title,
 )
@@ -28,13 +28,13 @@ from rag_assets.templates.tokens import TokenCounter, token_windows
 
 class FixedTemplate(ChunkTemplate):
     name = "fixed"
-    version = "3"
+    version = "4"
     cites_articles = False
 
     def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]:
         # The markdown as the elements build it, minus page headers/footers; each
         # element's offset in this text maps windows back to pages and IR offsets.
-        elements = body_elements(doc)
+        elements = content_elements(doc)
         starts: list[int] = []
         open_headings: list[list[str]] = []  # at each element, itself included
         stack = HeadingStack()

@@ -36,8 +36,9 @@ from rag_assets.templates.base import (
     ChunkTemplate,
     ElementSpan,
     HeadingStack,
-    body_elements,
+    content_elements,
     contextualize,
+    has_words,
     heading_level,
     heading_line,
     heading_title,
@@ -127,7 +128,7 @@ class SemanticTemplate(ChunkTemplate):
     """
 
     name = "semantic"
-    version = "5"
+    version = "6"
 
     def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]:
         drafts = [
@@ -263,6 +264,7 @@ class SemanticTemplate(ChunkTemplate):
         if alone <= limit:
             return [_Piece(index, element, 0, len(text), alone - base)]
         prefix_end, seams, suffix_start = _seams(element)
+        seams = _worded(text, seams)
         prefix, suffix = text[:prefix_end], text[suffix_start:]
         repeated = (prefix, suffix, caption, None)
         # What a chunk of this element costs besides its content.
@@ -282,6 +284,8 @@ class SemanticTemplate(ChunkTemplate):
                 continue
             for window_start, window_end in _windows(element, text[start:end], counter, budget):
                 cut = (start + window_start, start + window_end)
+                if not has_words(text[slice(*cut)]):
+                    continue  # the tail of a long dot leader: no chunk of its own
                 cost = counter.count(text[slice(*cut)])
                 pieces.append(_Piece(index, element, *cut, cost, *repeated))
         return pieces
@@ -307,10 +311,9 @@ class SemanticTemplate(ChunkTemplate):
 def _sections(doc: StandardizedDocument) -> list[_Section]:
     stack = HeadingStack()
     sections = [_Section(None, [], "/")]
-    for index, element in enumerate(body_elements(doc)):
+    for index, element in enumerate(content_elements(doc)):
         if element.type not in HEADING_TYPES:
-            if element.text.strip():
-                sections[-1].content.append((index, element))
+            sections[-1].content.append((index, element))
             continue
         title = heading_title(element)
         if not title:
@@ -381,6 +384,25 @@ def _seams(element: DocumentElement) -> tuple[int, list[tuple[int, int]], int]:
     if element.type == "list":
         return 0, _items(text), len(text)
     return 0, _sentences(text), len(text)
+
+
+def _worded(text: str, seams: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Seams without a word (the `. . . .` of a dot leader, an empty table row, a `}` line)
+    joined to the seam before them, leading ones to the first seam with a word: alone in a
+    chunk they would leave it nothing to find."""
+    joined: list[tuple[int, int]] = []
+    leading: int | None = None  # start of wordless seams before the first with a word
+    for start, end in seams:
+        if has_words(text[start:end]):
+            joined.append((start if leading is None else leading, end))
+            leading = None
+        elif joined:
+            joined[-1] = (joined[-1][0], end)
+        elif leading is None:
+            leading = start
+    if leading is not None:  # not a word anywhere: one seam
+        joined.append((leading, seams[-1][1]))
+    return joined
 
 
 def _windows(

@@ -70,7 +70,7 @@ def spec_structure(doc: StandardizedDocument, options: SpecOptions | None = None
 
 class SpecTemplate(ChunkTemplate):
     name = "spec"
-    version = "6"
+    version = "7"
     options_class = SpecOptions
     options: SpecOptions
 

@@ -141,12 +141,14 @@ def _ocr_metadata(parsed: ParsedDocument) -> dict:
     io_manager_key="json_io_manager",
     group_name="documents",
     code_version=NORMALIZE_VERSION,
+    deps=["normalize_settings"],
     kinds={"python"},
     description="Layer 2: the standardized IR (elements in reading order + whole-document markdown).",
 )
 def normalized_documents(
     context: AssetExecutionContext,
     inbox: InboxResource,
+    parser: ParserResource,
     raw_documents: RawDocument,
     parsed_documents: ParsedDocument,
 ) -> Output[StandardizedDocument]:
@@ -157,6 +159,7 @@ def normalized_documents(
             doc_id=raw_documents.doc_id,
             source_sha256=raw_documents.sha256,
             limits=inbox.limits,
+            skip=parser.repairs_off,
         )
     except DocumentError as error:
         shown = str(error).replace(raw_documents.stored_path, raw_documents.source_path)
@@ -187,6 +190,7 @@ def normalized_documents(
             "headings": counts.get("heading", 0) + counts.get("title", 0),
             "tables": counts.get("table", 0),
             "repairs": MetadataValue.json(doc.metadata.get("repairs", {})),
+            "repairs_off": MetadataValue.json(parser.repairs_off),
             "markdown_preview": inert_markdown(doc.markdown[:1500]),
             "normalize_seconds": seconds(time.perf_counter() - started),
         },

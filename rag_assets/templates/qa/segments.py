@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
-from rag_assets.templates.base import HEADING_TYPES, body_elements
+from rag_assets.templates.base import HEADING_TYPES, body_elements, has_words
 from rag_assets.templates.qa.markers import (
     BRACKET_OPEN,
     BRACKETS,
@@ -55,7 +55,7 @@ def document_segments(doc: StandardizedDocument) -> list[Segment]:
     for index, element in enumerate(body_elements(doc)):
         if element.type in _LINE_TYPES:
             segments.extend(_lines(index, element))
-        elif element.text.strip():
+        elif has_words(element.text):  # an empty table's grid is nothing to find
             segments.append(Segment(index, element, 0, len(element.text)))
     return segments
 

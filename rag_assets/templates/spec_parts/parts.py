@@ -16,6 +16,7 @@ from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
 from rag_assets.templates.base import (
     HEADING_TYPES,
     SKIPPED_TYPES,
+    has_words,
     header_path_for,
     heading_level,
     heading_title,
@@ -125,7 +126,9 @@ def place(
     placed: list[Placed] = []
     stack: list[DocumentElement] = []
     for index, element in enumerate(doc.elements):
-        if element.type in SKIPPED_TYPES:
+        if element.type in SKIPPED_TYPES or not (
+            element.type in HEADING_TYPES or has_words(element.text)
+        ):
             continue
         role = page_role(element.page_start, toc_pages, glossary_pages, body_pages)
         if role in ("toc", "skip"):
