@@ -98,8 +98,8 @@ def check_nesting_depth(path: Path, html: bytes) -> None:
         open_names[name] = open_names.get(name, 0) + 1
         if len(stack) > MAX_NESTING_DEPTH:
             raise DocumentError(
-                f"{path.name}: elements are nested more than {MAX_NESTING_DEPTH} deep, "
-                "beyond what the parsers can read; flatten the document"
+                f"{path.name}: elements are nested too deeply (more than {MAX_NESTING_DEPTH} "
+                "levels, beyond what the parsers can read); flatten the document"
             )
 
 
