@@ -358,7 +358,7 @@ def _encrypted_copy(source: Path, target: Path, user_pw: str) -> Path:
     ("content", "problem"),
     [
         (lambda pdf: b"", "empty"),
-        (lambda pdf: pdf[: len(pdf) // 2], "truncated"),
+        (lambda pdf: pdf[: len(pdf) // 4], "truncated"),  # half would be repaired
         (lambda pdf: random.Random(0).randbytes(4096), "not a PDF"),
         (lambda pdf: b"%PDF-1.7\n" + random.Random(0).randbytes(4096) + b"\n%%EOF\n", "corrupt"),
     ],

@@ -15,7 +15,11 @@ from typing import TYPE_CHECKING
 
 from rag_assets.errors import ConfigurationError, DocumentError
 from rag_assets.parsers.base import ParsedDocument
-from rag_assets.parsers.files import prepare_markdown, read_document_bytes
+from rag_assets.parsers.files import (
+    prepare_markdown,
+    read_document_bytes,
+    strip_docx_comments,
+)
 from rag_assets.parsers.typography import protect, restore
 
 if TYPE_CHECKING:
@@ -82,6 +86,8 @@ class DoclingParser:
             if not available:
                 raise ConfigurationError(f"cannot parse {path} with Docling: {why_not}")
         data = read_document_bytes(path, file_format)
+        if file_format == "docx":
+            data = strip_docx_comments(data)
         notes: list[str] = []
         if file_format in ("md", "txt"):
             data, notes = prepare_markdown(data)

@@ -5,9 +5,14 @@ layout model (ONNX, ~0.2 CPU seconds a page) would keep one core busy and leave 
 idle. Here a PDF's pages are cut into contiguous ranges that spawned workers parse at the
 same time, one model per worker with one ONNX thread each; the caller joins the ranges and
 runs the whole-document passes itself. The workers pay their imports and model load once
-(seconds) and serve every later document of the process; a small PDF never starts them.
+(seconds) and serve every later document of the process; without a page time limit a
+small PDF never starts them.
 Each worker holds ~0.5 GiB, so workers left idle for RAG_ASSETS_PARSE_WORKERS_IDLE_S
 seconds (default 60) are stopped, and the next long PDF starts them again.
+
+A job may be given a time limit: a worker still on it then is killed (MuPDF can loop for ever
+on a broken page, deaf to Ctrl-C), the pool is replaced, and the job is reported as TimedOut
+while the others still run.
 
 A caller that knows what comes next (an ingest of many files) may read ahead: submit a
 document's ranges before its run asks for them, so the workers parse it while the run before
@@ -39,6 +44,8 @@ RANGES_PER_WORKER = 4
 
 IDLE_SECONDS_ENV = "RAG_ASSETS_PARSE_WORKERS_IDLE_S"
 DEFAULT_IDLE_SECONDS = 60.0
+PAGE_TIMEOUT_ENV = "RAG_ASSETS_PARSE_PAGE_TIMEOUT_S"
+DEFAULT_PAGE_TIMEOUT = 60.0
 
 _lock = threading.Lock()
 _pool: ProcessPoolExecutor | None = None
@@ -52,6 +59,13 @@ T = TypeVar("T")
 
 class WorkerDied(RuntimeError):
     """A worker process ended while parsing (killed, out of memory, crashed in native code)."""
+
+
+@dataclass(frozen=True)
+class TimedOut:
+    """In place of a job's result: the job ran over its time limit and its worker was killed."""
+
+    seconds: float
 
 
 @dataclass
@@ -109,7 +123,8 @@ def run_in_workers(
     task: Callable[..., T],
     jobs: Sequence[tuple[Any, ...]],
     ahead_key: Hashable | None = None,
-) -> list[T]:
+    time_limits: Sequence[float] | None = None,
+) -> list[T | TimedOut]:
     """`task(*job)` for every job in the shared pool, results in the jobs' order.
 
     With `ahead_key`, the results of the jobs submitted under that key by `read_ahead` are
@@ -117,20 +132,54 @@ def run_in_workers(
     (never submitted, a failure, a pool since replaced) `jobs` run now, so errors name what
     this call asked for.
 
+    With `time_limits` (seconds, one per job), a job still running after its limit gets
+    TimedOut in place of its result: its worker is killed, the pool replaced, and the jobs
+    that had not finished run again in the new one. A job's clock starts at the latest when
+    every job before it has finished (the workers take jobs in order), so a limit is never
+    cut short by the jobs queued before it.
+
     An exception raised by a task is raised here as it was; a worker that dies takes the
     pool with it, so the pool is dropped (the next call starts a fresh one) and WorkerDied
     is raised.
     """
     if ahead_key is not None:
-        taken = _take_ahead(ahead_key, workers)
+        taken = _take_ahead(ahead_key, workers, time_limits)
         if taken is not None:
             return taken
+    results: dict[int, T | TimedOut] = {}
+    todo = list(range(len(jobs)))
+    while todo:
+        todo = _run_round(workers, task, jobs, todo, time_limits, results)
+    return [results[index] for index in range(len(jobs))]
+
+
+def _run_round(
+    workers: int,
+    task: Callable[..., T],
+    jobs: Sequence[tuple[Any, ...]],
+    todo: list[int],
+    time_limits: Sequence[float] | None,
+    results: dict[int, T | TimedOut],
+) -> list[int]:
+    """Run the jobs numbered `todo` into `results`; the ones to run again after a timeout."""
     idle_seconds = idle_timeout()
     pool = _check_out(workers)
-    futures = []
+    futures: list[Future] = []
     try:
-        futures = [pool.submit(task, *job) for job in jobs]
-        return [future.result() for future in futures]
+        if time_limits is not None:
+            # A new worker loads the layout model (seconds) before its first job: no clock
+            # runs until one is ready.
+            pool.submit(_ready).result()
+        futures = [pool.submit(task, *jobs[index]) for index in todo]
+        for position, (index, future) in enumerate(zip(todo, futures, strict=True)):
+            limit = None if time_limits is None else time_limits[index]
+            try:
+                results[index] = future.result(timeout=limit)
+            except TimeoutError:
+                _kill(pool)
+                results[index] = TimedOut(limit)
+                return _finished_or_again(todo[position + 1 :], futures[position + 1 :], results)
+        return []
     except BrokenProcessPool as error:
         _discard(pool)
         raise WorkerDied(str(error) or "a parse worker process ended unexpectedly") from None
@@ -141,6 +190,21 @@ def run_in_workers(
         raise
     finally:
         _check_in(pool, idle_seconds)
+
+
+def _finished_or_again(
+    todo: list[int], futures: list[Future], results: dict[int, Any]
+) -> list[int]:
+    """After a kill: results of the jobs that finished before it; the others, to run again."""
+    again = []
+    for index, future in zip(todo, futures, strict=True):
+        # (exception() would wait for a job not done: `and` asks it only of finished ones)
+        finished = future.done() and not future.cancelled()
+        if finished and not isinstance(future.exception(), BrokenProcessPool):
+            results[index] = future.result()  # a task's own error is raised as it was
+        else:
+            again.append(index)
+    return again
 
 
 def read_ahead(
@@ -180,15 +244,22 @@ def drop_read_ahead() -> None:
         _release(entry)
 
 
-def _take_ahead(key: Hashable, workers: int) -> list[Any] | None:
+def _take_ahead(
+    key: Hashable, workers: int, time_limits: Sequence[float] | None
+) -> list[Any] | None:
     with _lock:
         entry = _ahead.pop(key, None)
     if entry is None:
         return None
+    limits = time_limits or [None] * len(entry.futures)
     try:
         if entry.workers != workers:
             return None
-        return [future.result() for future in entry.futures]
+        return [f.result(timeout=t) for f, t in zip(entry.futures, limits, strict=True)]
+    except TimeoutError:
+        # The call runs its jobs again under the same limits and reports which ran over.
+        _kill(entry.pool)
+        return None
     except BrokenProcessPool:
         _discard(entry.pool)
         return None
@@ -216,6 +287,22 @@ def idle_timeout() -> float:
     if not 0 <= seconds < math.inf:
         raise ConfigurationError(f"{IDLE_SECONDS_ENV} must be 0 or more seconds, not {value!r}")
     return seconds
+
+
+def page_timeout() -> float | None:
+    """Seconds a PDF page may take to parse (RAG_ASSETS_PARSE_PAGE_TIMEOUT_S); None: no limit (0)."""
+    value = os.environ.get(PAGE_TIMEOUT_ENV, "").strip()
+    if not value:
+        return DEFAULT_PAGE_TIMEOUT
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds < math.inf:
+        raise ConfigurationError(
+            f"{PAGE_TIMEOUT_ENV} must be 0 (no limit) or more seconds, not {value!r}"
+        )
+    return seconds or None
 
 
 def _check_out(workers: int) -> ProcessPoolExecutor:
@@ -271,12 +358,29 @@ def _cancel_idle_timer() -> None:
         _idle_timer = None
 
 
+def _kill(pool: ProcessPoolExecutor) -> None:
+    """End the pool's workers now, busy or not, and drop the pool.
+
+    The executor cannot stop a running task; its processes are killed (SIGKILL: a worker stuck
+    in native code may ignore anything else), which it reports as a broken pool to every job
+    still waiting in it.
+    """
+    # `_processes` is the executor's own pid -> Process map; it has no public way to them.
+    for process in list((pool._processes or {}).values()):
+        process.kill()
+    _discard(pool)
+
+
 def _discard(pool: ProcessPoolExecutor) -> None:
     global _pool
     with _lock:
         if _pool is pool:
             _pool = None
     pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _ready() -> None:
+    """A job that only returns: done once a worker has started and loaded its model."""
 
 
 def _init_worker() -> None:

@@ -7,11 +7,13 @@ from pathlib import Path
 from rag_assets import __version__
 from rag_assets.errors import DocumentError
 from rag_assets.parsers.base import ParsedDocument
+from rag_assets.sources.encoding import to_utf8
 
 
 def _decode(raw: bytes, path: Path) -> tuple[str, list[str]]:
+    data, encoding = to_utf8(raw)  # a BOM names the encoding for sure: no guess
     try:
-        return raw.decode("utf-8-sig"), []
+        return data.decode("utf-8"), [f"decoded as {encoding}, not UTF-8"] if encoding else []
     except UnicodeDecodeError:
         from charset_normalizer import from_bytes
 

@@ -9,7 +9,9 @@ both kept as the native output:
   ``layout.pages[p].boxes[i]`` with ``pos`` slicing that box's markdown out of ``text``.
 
 A long PDF is parsed in page ranges by worker processes (page_pool.py) and joined here
-before the one pass that needs every page: heading levels ranked by font size.
+before the one pass that needs every page: heading levels ranked by font size. With a time
+limit a page (RAG_ASSETS_PARSE_PAGE_TIMEOUT_S, the default), every PDF is parsed there, where
+a page that never finishes can be stopped: the document lands without it, saying so.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ import contextlib
 import io
 import json
 import logging
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,9 +30,12 @@ from rag_assets.errors import DocumentError
 from rag_assets.parsers.base import ParsedDocument
 from rag_assets.parsers.layout_model import install_layout_model
 from rag_assets.parsers.page_pool import (
+    PAGE_TIMEOUT_ENV,
+    TimedOut,
     WorkerDied,
     available_cores,
     page_ranges,
+    page_timeout,
     pending_read_ahead,
     read_ahead,
     run_in_workers,
@@ -40,6 +46,9 @@ logger = logging.getLogger(__name__)
 
 # The PDF spec puts %PDF- in the first 1024 bytes and %%EOF in the last 1024.
 _MARKER_WINDOW = 1024
+# MuPDF's messages open with its error code; some name only the file, which says nothing.
+_MUPDF_CODE = re.compile(r"^code=\d+:\s*")
+_MUPDF_GENERIC = ("Failed to open file", "Cannot open empty file")
 # A page with fewer legible characters than this is treated as an image page worth OCR
 # (a scan may still carry a stamped page number or header).
 _MIN_TEXT_LAYER_CHARS = 100
@@ -58,36 +67,67 @@ class PyMuPDFParser:
     def parse(self, path: Path, file_format: str = "pdf") -> ParsedDocument:
         if file_format != "pdf":
             raise DocumentError(f"{path}: the pymupdf parser reads PDF only, not {file_format}")
-        _check_file_markers(path)
-        doc, notes = _open_pdf(path)
-        page_count = doc.page_count
-        doc.close()
+        page_count, notes = _open_pdf(path)
         jobs = self._jobs(path, page_count)
-        if len(jobs) == 1:
+        limit = page_timeout()
+        if len(jobs) == 1 and limit is None:
             # No worker shares the cores: the model's ONNX sessions may use them all.
             results = [parse_page_range(*jobs[0], threads=available_cores())]
         else:
-            try:
-                # The file is hashed only when something was read ahead (an ingest of many).
-                key = self._ahead_key(path, jobs) if pending_read_ahead() else None
-                results = run_in_workers(self.workers, parse_page_range, jobs, key)
-            except WorkerDied as error:
-                raise DocumentError(
-                    f"{path}: parsing stopped, a parse worker died: {error}"
-                ) from None
+            results = self._in_workers(path, jobs, limit, notes)
         return self._joined(path, results, notes)
+
+    def _in_workers(
+        self,
+        path: Path,
+        jobs: list[tuple[str, list[int], bool]],
+        limit: float | None,
+        notes: list[str],
+    ) -> list[PageRange]:
+        """The ranges parsed by the workers, in order. A range over its time (`limit` seconds
+        a page) is parsed again page by page; a page over its own is left out, with a note."""
+        # The file is hashed only when something was read ahead (an ingest of many).
+        key = self._ahead_key(path, jobs) if pending_read_ahead() else None
+        try:
+            results = run_in_workers(
+                self.workers,
+                parse_page_range,
+                jobs,
+                key,
+                [len(pages) * limit for _, pages, _ in jobs] if limit else None,
+            )
+            timed_out = [
+                job for job, r in zip(jobs, results, strict=True) if isinstance(r, TimedOut)
+            ]
+            kept = [r for r in results if not isinstance(r, TimedOut)]
+            # A range over its time is parsed again a page a job: every page that can be, is read.
+            singles = [
+                (job[0], [p], job[2]) for job in timed_out if len(job[1]) > 1 for p in job[1]
+            ]
+            if singles:
+                retried = run_in_workers(
+                    self.workers, parse_page_range, singles, None, [limit] * len(singles)
+                )
+                kept += [r for r in retried if not isinstance(r, TimedOut)]
+        except WorkerDied as error:
+            raise DocumentError(f"{path}: parsing stopped, a parse worker died: {error}") from None
+        read = {page.page_number for r in kept for page in r.document.pages}
+        lost = sorted({p + 1 for job in timed_out for p in job[1]} - read)
+        if lost:
+            why = f"over the time limit of {limit:g} s a page ({PAGE_TIMEOUT_ENV})"
+            if not kept:
+                raise DocumentError(f"{path}: parsing stopped, pages {lost} ran {why}")
+            notes.append(f"pages {lost} left out: their parse ran {why}")
+        return sorted(kept, key=lambda r: r.document.pages[0].page_number)
 
     def read_ahead(self, path: Path) -> bool:
         """Start parsing a long PDF's ranges in the workers now; a later `parse` of a file with
         the same bytes (the run's fixed copy of it) takes the result. False: nothing started
         (a short PDF parses in process; a file that cannot be opened is left to `parse`)."""
         try:
-            _check_file_markers(path)
-            doc, _ = _open_pdf(path)
+            page_count, _ = _open_pdf(path)
         except DocumentError:
             return False
-        page_count = doc.page_count
-        doc.close()
         jobs = self._jobs(path, page_count)
         if len(jobs) == 1:
             return False
@@ -126,6 +166,12 @@ class PyMuPDFParser:
                 "OCR requested but no OCR engine is installed; image-only pages stay empty"
             )
         notes.extend(_page_notes(layout, ocr["ran_on"], [p["page"] for p in ocr["not_run_on"]]))
+        plain = [page for result in results for page in result.plain_text_pages]
+        if plain:
+            notes.append(
+                f"pages {plain} read as plain text blocks: the layout parse kept none of their "
+                "text (vertical or rotated lines)"
+            )
         return ParsedDocument(
             parser=self.name,
             parser_version=pymupdf.__version__,
@@ -153,6 +199,7 @@ class PageRange:
     text_layer_chars: dict[int, int]  # each page OCR was asked for: its legible characters
     ocr_engine: bool  # whether an OCR engine was there to ask
     messages: list[str]  # what MuPDF, pymupdf4llm and RapidOCR printed
+    plain_text_pages: list[int]  # 1-based pages whose text the layout parse dropped, read plain
 
 
 def parse_page_range(path: str, pages: list[int], ocr: bool, threads: int = 1) -> PageRange:
@@ -177,16 +224,23 @@ def parse_page_range(path: str, pages: list[int], ocr: bool, threads: int = 1) -
             install_layout_model(threads)
             engine = _ocr_engine(ocr_pages, chars) if ocr else None
             with pymupdf.open(path, filetype="pdf") as doc:
-                parsed = document_layout.parse_document(
-                    doc,
-                    pages=pages,
-                    force_text=True,  # keep text found inside pictures (diagram labels, OCR)
-                    use_ocr=OCRMode.SELECT_KEEP_OLD if engine else OCRMode.NEVER,
-                    ocr_function=engine,
-                )
+                with _no_link_lookup():
+                    parsed = document_layout.parse_document(
+                        doc,
+                        pages=pages,
+                        force_text=True,  # keep text found inside pictures (diagram labels, OCR)
+                        use_ocr=OCRMode.SELECT_KEEP_OLD if engine else OCRMode.NEVER,
+                        ocr_function=engine,
+                    )
+                plain = _plain_text_fallback(doc, parsed.pages)
     except (RuntimeError, pymupdf.mupdf.FzErrorBase) as exc:
         # MuPDF's own errors (bad page content, broken streams) surface as either type.
-        raise DocumentError(f"{path}: the PDF is corrupt, a page could not be read: {exc}") from exc
+        where = (
+            f"page {pages[0] + 1}" if len(pages) == 1 else f"pages {pages[0] + 1}-{pages[-1] + 1}"
+        )
+        raise DocumentError(
+            f"{path}: the PDF is corrupt, {where} could not be read{_mupdf_reason(exc)}"
+        ) from None
     finally:
         pymupdf.set_messages(pylogging=True, pylogging_name=__name__)
     for page in parsed.pages:
@@ -198,7 +252,52 @@ def parse_page_range(path: str, pages: list[int], ocr: bool, threads: int = 1) -
         text_layer_chars=chars,
         ocr_engine=engine is not None,
         messages=[line for line in captured.getvalue().splitlines() if line.strip()],
+        plain_text_pages=plain,
     )
+
+
+@contextlib.contextmanager
+def _no_link_lookup() -> Iterator[None]:
+    """pymupdf4llm keeps each page's URI links and never reads them back, nor does the
+    adapter; the lookup walks the page's annotations, which on some broken files never ends."""
+    import pymupdf
+
+    get_links = pymupdf.Page.get_links
+    pymupdf.Page.get_links = lambda page, *args, **kwargs: []
+    try:
+        yield
+    finally:
+        pymupdf.Page.get_links = get_links
+
+
+def _plain_text_fallback(doc: Any, pages: list[Any]) -> list[int]:
+    """Pages whose text layer the layout parse dropped entirely (it keeps horizontal lines
+    only: vertical CJK columns, a page turned by its /Rotate) get their text blocks as plain
+    text boxes; the 1-based numbers of those pages."""
+    from pymupdf4llm.helpers.document_layout import FLAGS, LayoutBox
+
+    read = []
+    for page_layout in pages:
+        if any(_box_has_text(box.table, box.textlines) for box in page_layout.boxes):
+            continue
+        page = doc[page_layout.page_number - 1]  # rotation removed by the parse, like its boxes
+        if _text_layer_chars(page) == 0:
+            continue
+        for number, block in enumerate(page.get_text("dict", flags=FLAGS)["blocks"]):
+            lines = [
+                {
+                    "bbox": line["bbox"],
+                    "spans": [{**span, "line": i, "block": number} for span in line["spans"]],
+                }
+                for i, line in enumerate(block.get("lines", ()))
+                if any(span["text"].strip() for span in line["spans"])
+            ]
+            if lines:
+                box = LayoutBox(*block["bbox"], boxclass="text", textlines=lines)
+                box.max_fontsize = round(max(s["size"] for line in lines for s in line["spans"]))
+                page_layout.boxes.append(box)
+        read.append(page_layout.page_number)
+    return read
 
 
 def _whole_document_header_levels(pages: list[Any]) -> None:
@@ -242,44 +341,71 @@ def _ocr_record(results: list[PageRange], requested: bool) -> dict:
     }
 
 
-def _check_file_markers(path: Path) -> None:
-    """Name the problem before PyMuPDF silently repairs a damaged file."""
+def _damage(path: Path) -> list[str]:
+    """What is missing from where the PDF spec puts it: %PDF- in the first 1024 bytes and
+    %%EOF in the last 1024. MuPDF may still repair such a file; this names what it repaired."""
     try:
         size = path.stat().st_size
+        with path.open("rb") as handle:
+            head = handle.read(_MARKER_WINDOW)
+            handle.seek(max(0, size - _MARKER_WINDOW))
+            tail = handle.read()
     except OSError as exc:
-        raise DocumentError(f"{path}: cannot read the file: {exc}") from exc
+        raise DocumentError(f"{path}: cannot read the file: {exc.strerror or exc}") from exc
     if size == 0:
         raise DocumentError(f"{path}: the file is empty (0 bytes)")
-    with path.open("rb") as handle:
-        head = handle.read(_MARKER_WINDOW)
-        handle.seek(max(0, size - _MARKER_WINDOW))
-        tail = handle.read()
+    damage = []
     if b"%PDF-" not in head:
-        raise DocumentError(f"{path}: not a PDF (no %PDF- header in the first bytes)")
+        damage.append("no %PDF- header")
+    elif not head.startswith(b"%PDF-"):
+        damage.append("bytes before its %PDF- header")
     if b"%%EOF" not in tail:
-        raise DocumentError(
-            f"{path}: the PDF is truncated or corrupt (no %%EOF marker at the end of the file)"
-        )
+        damage.append("no %%EOF marker at its end")
+    return damage
 
 
-def _open_pdf(path: Path) -> tuple[Any, list[str]]:
+def _open_pdf(path: Path) -> tuple[int, list[str]]:
+    """The PDF's page count and notes on what MuPDF repaired; a DocumentError when it has no
+    pages to read (cannot be opened, needs a password, no pages)."""
     import pymupdf
 
+    damage = _damage(path)
     try:
-        doc = pymupdf.open(path, filetype="pdf")
-    except RuntimeError as exc:  # pymupdf.FileDataError and its kin
-        raise DocumentError(f"{path}: the PDF is corrupt and cannot be opened: {exc}") from exc
-    # An empty user password is tried on open; needs_pass means a real password is required.
-    if doc.needs_pass:
-        doc.close()
-        raise DocumentError(f"{path}: the PDF is encrypted and needs a password to open")
-    if doc.page_count == 0:
-        doc.close()
-        raise DocumentError(f"{path}: the PDF has no pages")
-    notes = []
-    if doc.is_repaired:
-        notes.append("the PDF's cross-reference table was damaged; PyMuPDF repaired it on open")
-    return doc, notes
+        with pymupdf.open(path, filetype="pdf") as doc:
+            # An empty user password is tried on open; needs_pass means a real one is required.
+            if doc.needs_pass:
+                raise DocumentError(f"{path}: the PDF is encrypted and needs a password to open")
+            page_count = doc.page_count
+            repaired = doc.is_repaired
+    except (RuntimeError, ValueError, pymupdf.mupdf.FzErrorBase) as exc:
+        # pymupdf.FileDataError and its kin; a page tree MuPDF cannot count ("Invalid number
+        # of pages") is only found when the pages are counted.
+        raise DocumentError(_unreadable(path, damage, exc)) from None
+    if page_count == 0:
+        if damage and damage[0] == "no %PDF- header":
+            raise DocumentError(f"{path}: not a PDF ({'; '.join(damage)}, no pages)")
+        found = f" ({'; '.join(damage)}), and MuPDF's repair found none" if damage else ""
+        raise DocumentError(f"{path}: the PDF has no pages{found}")
+    if repaired or damage:
+        damage = damage or ["its cross-reference table is damaged"]
+        return page_count, [f"the PDF is damaged ({'; '.join(damage)}); MuPDF repaired it on open"]
+    return page_count, []
+
+
+def _mupdf_reason(exc: Exception) -> str:
+    """MuPDF's own reason, without its error code, when it says more than the file's name."""
+    reason = _MUPDF_CODE.sub("", str(exc).strip().split("\n")[0])
+    return "" if not reason or reason.startswith(_MUPDF_GENERIC) else f" (MuPDF: {reason})"
+
+
+def _unreadable(path: Path, damage: list[str], exc: Exception) -> str:
+    """Why MuPDF could not open the file, in words: its own reason where it gives one."""
+    if damage and damage[0] == "no %PDF- header":
+        return f"{path}: not a PDF ({'; '.join(damage)}), and MuPDF cannot open it"
+    detail = _mupdf_reason(exc)
+    if damage:
+        return f"{path}: the PDF is truncated or corrupt ({'; '.join(damage)}) and cannot be opened{detail}"
+    return f"{path}: the PDF is corrupt and cannot be opened{detail}"
 
 
 def _ocr_engine(ocr_pages: list[int], chars: dict[int, int]) -> Callable[..., Any] | None:
@@ -329,10 +455,10 @@ def _page_notes(layout: dict, ocr_pages: list[int], skipped: list[int]) -> list[
 
 
 def _has_text(page: dict) -> bool:
-    for box in page["boxes"]:
-        if box.get("table"):
-            return True
-        for line in box.get("textlines") or []:
-            if any(span["text"].strip() for span in line["spans"]):
-                return True
-    return False
+    return any(_box_has_text(box.get("table"), box.get("textlines")) for box in page["boxes"])
+
+
+def _box_has_text(table: dict | None, textlines: list[dict] | None) -> bool:
+    if table:
+        return True
+    return any(span["text"].strip() for line in textlines or () for span in line["spans"])

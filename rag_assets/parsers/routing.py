@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -9,6 +10,8 @@ from pathlib import Path
 from rag_assets.errors import ConfigurationError, DocumentError
 from rag_assets.parsers.base import ParsedDocument
 from rag_assets.parsers.unstructured import FORMATS as UNSTRUCTURED_FORMATS
+
+logger = logging.getLogger(__name__)
 
 PARSERS = ("auto", "docling", "pymupdf", "unstructured", "plaintext")
 # Formats only one installed parser reads offline here, whatever parser is requested:
@@ -128,3 +131,13 @@ class ParserRouter:
                 f"(deeper than Python's recursion limit of {sys.getrecursionlimit()}); "
                 f"flatten the document"
             ) from None
+        except (DocumentError, ConfigurationError):
+            raise
+        except Exception as exc:
+            # A parser's own bug or a library's surprise on this file: the file fails alone, in
+            # one line; the exception's text (often a repr of internal objects) stays in the log.
+            logger.warning("%s: the %s parser raised", path, choice.parser, exc_info=True)
+            raise DocumentError(
+                f"{path.name}: the {choice.parser} parser failed on this file "
+                f"({type(exc).__name__}); see the log for details"
+            ) from exc

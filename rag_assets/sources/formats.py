@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import codecs
+import re
 from pathlib import Path
 
 from rag_assets.errors import DocumentError
+from rag_assets.sources.encoding import bom_encoding
 
 IMAGE_MIME_BY_SUFFIX = {
     ".png": "image/png",
@@ -40,6 +42,8 @@ FORMAT_BY_SUFFIX = {
     ".rtf": "rtf",
     **dict.fromkeys(IMAGE_MIME_BY_SUFFIX, "image"),
 }
+# "1 0 obj": the first object of a PDF whose header is damaged.
+_PDF_OBJECT = re.compile(rb"\d+\s+\d+\s+obj\b")
 MIME_BY_FORMAT = {
     "pdf": "application/pdf",
     "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
@@ -97,7 +101,8 @@ def detect_format(path: Path) -> str:
         raise DocumentError(f"{path.name}: the file is empty (0 bytes)")
     with path.open("rb") as handle:
         head = handle.read(1024)
-    if file_format == "pdf" and not head.startswith(b"%PDF"):
+    if file_format == "pdf" and b"%PDF" not in head and not _PDF_OBJECT.search(head):
+        # A header a few bytes in, or damaged, is MuPDF's to repair: the parser says so.
         raise DocumentError(f"{path.name}: named .pdf but is not a PDF (no %PDF header)")
     if file_format in _ZIP_FORMATS and head.startswith(_OLE2_MAGIC):
         raise DocumentError(
@@ -113,7 +118,7 @@ def detect_format(path: Path) -> str:
         raise DocumentError(f"{path.name}: named .rtf but does not start with {{\\rtf")
     if file_format == "image" and not _is_image(head):
         raise DocumentError(f"{path.name}: named {path.suffix} but is not an image")
-    if file_format in ("md", "txt", "html") and b"\x00" in head:
+    if file_format in ("md", "txt", "html") and b"\x00" in head and not bom_encoding(head):
         raise DocumentError(f"{path.name}: named {path.suffix} but holds binary data")
     if file_format in ("csv", "tsv", "asciidoc", "eml") and b"\x00" in head and not _utf16(head):
         raise DocumentError(f"{path.name}: named {path.suffix} but holds binary data")
