@@ -251,6 +251,27 @@ def test_a_dead_worker_fails_the_call_and_the_next_call_gets_fresh_workers() -> 
     assert run_in_workers(2, pow, [(2, 3), (3, 2)]) == [8, 9]
 
 
+def _allocate(megabytes: int) -> int:
+    return len(bytearray(megabytes * 2**20))
+
+
+@pytest.mark.slow
+def test_a_worker_may_not_take_more_memory_than_its_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    page_pool.shutdown()  # the limit is set when a worker starts
+    monkeypatch.setenv(page_pool.MEMORY_ENV, "3072")
+    try:
+        with pytest.raises(MemoryError):
+            run_in_workers(1, _allocate, [(4096,)])
+        assert run_in_workers(1, _allocate, [(64,)]) == [64 * 2**20]  # the same worker goes on
+    finally:
+        page_pool.shutdown()
+    monkeypatch.setenv(page_pool.MEMORY_ENV, "lots")
+    with pytest.raises(ConfigurationError, match="RAG_ASSETS_PARSE_MEMORY_MB must be"):
+        page_pool.memory_limit_mb()
+
+
 def _worker_pids(workers: int) -> set[int]:
     """The pool's worker processes: enough slow jobs that every worker takes one."""
     return set(run_in_workers(workers, _pid_after, [(0.5,)] * workers * 2))

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
+import resource
 import signal
 import threading
 from collections.abc import Callable, Hashable, Sequence
@@ -46,6 +47,10 @@ IDLE_SECONDS_ENV = "RAG_ASSETS_PARSE_WORKERS_IDLE_S"
 DEFAULT_IDLE_SECONDS = 60.0
 PAGE_TIMEOUT_ENV = "RAG_ASSETS_PARSE_PAGE_TIMEOUT_S"
 DEFAULT_PAGE_TIMEOUT = 60.0
+# A worker holds ~1.4 GB of address space after a parse (0.55 GB resident): the limit stops a
+# page that would take the machine, not a heavy one.
+MEMORY_ENV = "RAG_ASSETS_PARSE_MEMORY_MB"
+DEFAULT_MEMORY_MB = 8192.0
 
 _lock = threading.Lock()
 _pool: ProcessPoolExecutor | None = None
@@ -277,32 +282,31 @@ def _release(entry: ReadAhead) -> None:
 
 def idle_timeout() -> float:
     """Seconds the workers may sit idle before they are stopped (RAG_ASSETS_PARSE_WORKERS_IDLE_S)."""
-    value = os.environ.get(IDLE_SECONDS_ENV, "").strip()
-    if not value:
-        return DEFAULT_IDLE_SECONDS
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = -1.0
-    if not 0 <= seconds < math.inf:
-        raise ConfigurationError(f"{IDLE_SECONDS_ENV} must be 0 or more seconds, not {value!r}")
-    return seconds
+    return _setting(IDLE_SECONDS_ENV, DEFAULT_IDLE_SECONDS, "0 or more seconds")
 
 
 def page_timeout() -> float | None:
     """Seconds a PDF page may take to parse (RAG_ASSETS_PARSE_PAGE_TIMEOUT_S); None: no limit (0)."""
-    value = os.environ.get(PAGE_TIMEOUT_ENV, "").strip()
+    return _setting(PAGE_TIMEOUT_ENV, DEFAULT_PAGE_TIMEOUT, "0 (no limit) or more seconds") or None
+
+
+def memory_limit_mb() -> float | None:
+    """Megabytes of address space a parse worker may take (RAG_ASSETS_PARSE_MEMORY_MB); None: no
+    limit (0). A worker's parse that would need more fails with MemoryError."""
+    return _setting(MEMORY_ENV, DEFAULT_MEMORY_MB, "0 (no limit) or more megabytes") or None
+
+
+def _setting(name: str, default: float, wanted: str) -> float:
+    value = os.environ.get(name, "").strip()
     if not value:
-        return DEFAULT_PAGE_TIMEOUT
+        return default
     try:
-        seconds = float(value)
+        number = float(value)
     except ValueError:
-        seconds = -1.0
-    if not 0 <= seconds < math.inf:
-        raise ConfigurationError(
-            f"{PAGE_TIMEOUT_ENV} must be 0 (no limit) or more seconds, not {value!r}"
-        )
-    return seconds or None
+        number = -1.0
+    if not 0 <= number < math.inf:
+        raise ConfigurationError(f"{name} must be {wanted}, not {value!r}")
+    return number
 
 
 def _check_out(workers: int) -> ProcessPoolExecutor:
@@ -318,6 +322,7 @@ def _check_out(workers: int) -> ProcessPoolExecutor:
                 workers,
                 mp_context=multiprocessing.get_context("spawn"),
                 initializer=_init_worker,
+                initargs=(memory_limit_mb(),),
             )
             _pool_workers = workers
         _cancel_idle_timer()
@@ -383,10 +388,14 @@ def _ready() -> None:
     """A job that only returns: done once a worker has started and loaded its model."""
 
 
-def _init_worker() -> None:
-    """Load the layout model before the first task: one ONNX thread, the pool is the parallelism."""
+def _init_worker(memory_mb: float | None = None) -> None:
+    """Cap the worker's memory, and load the layout model before the first task: one ONNX
+    thread, the pool is the parallelism."""
     from rag_assets.parsers.layout_model import install_layout_model
 
+    if memory_mb:
+        limit = int(memory_mb * 2**20)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     # Ctrl-C reaches the whole process group: the caller stops and ends its workers, which
     # would otherwise each print a KeyboardInterrupt traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -30,10 +30,12 @@ from rag_assets.errors import DocumentError
 from rag_assets.parsers.base import ParsedDocument
 from rag_assets.parsers.layout_model import install_layout_model
 from rag_assets.parsers.page_pool import (
+    MEMORY_ENV,
     PAGE_TIMEOUT_ENV,
     TimedOut,
     WorkerDied,
     available_cores,
+    memory_limit_mb,
     page_ranges,
     page_timeout,
     pending_read_ahead,
@@ -111,6 +113,11 @@ class PyMuPDFParser:
                 kept += [r for r in retried if not isinstance(r, TimedOut)]
         except WorkerDied as error:
             raise DocumentError(f"{path}: parsing stopped, a parse worker died: {error}") from None
+        except MemoryError:
+            raise DocumentError(
+                f"{path}: parsing stopped, a page needed more than the {memory_limit_mb():g} MB "
+                f"a parse worker may use ({MEMORY_ENV})"
+            ) from None
         read = {page.page_number for r in kept for page in r.document.pages}
         lost = sorted({p + 1 for job in timed_out for p in job[1]} - read)
         if lost:
