@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import codecs
 import re
 from pathlib import Path
 
@@ -138,6 +137,7 @@ def _is_image(head: bytes) -> bool:
 def _utf16(head: bytes) -> bool:
     """UTF-16 text, which its readers decode: a byte-order mark, or, without one, zero bytes
     (the high byte of Latin characters) only at even or only at odd offsets."""
-    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return True
+    found = bom_encoding(head)
+    if found is not None:
+        return found[0].startswith("utf-16")
     return head[0::2].count(0) == 0 or head[1::2].count(0) == 0
