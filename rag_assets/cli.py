@@ -21,6 +21,7 @@ def _settings(args: argparse.Namespace) -> Settings:
 def cmd_ingest(args: argparse.Namespace) -> int:
     import logging
 
+    from rag_assets.interrupts import Interrupted, StopSignals
     from rag_assets.receipt import replay
 
     # Waits (for the data folder, a pool slot, the Milvus Lite file) are said at INFO on stderr.
@@ -31,25 +32,45 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     project_logger.setLevel(logging.INFO)
     log_level = "DEBUG" if args.verbose else "WARNING"
     settings, paths = _settings(args), [Path(p) for p in args.paths]
-    try:
-        # Unchanged since the last ingest: its receipt, without importing Dagster.
-        outcomes = replay(settings, paths)
-        if outcomes is None:
-            from rag_assets.defs.ingest import ingest
 
-            outcomes = ingest(settings, paths, log_level=log_level)
+    def show(outcome) -> None:
+        print(outcome.summary(), flush=True)  # as each document ends: a long ingest shows progress
+
+    signum = None
+    try:
+        with StopSignals():
+            # Unchanged since the last ingest: its receipt, without importing Dagster.
+            outcomes = replay(settings, paths)
+            if outcomes is None:
+                from rag_assets.defs.ingest import IngestInterrupted, ingest
+
+                try:
+                    outcomes = ingest(settings, paths, log_level=log_level, report=show)
+                except IngestInterrupted as stopped:
+                    outcomes, signum = stopped.outcomes, stopped.signum
+            else:
+                for outcome in outcomes:
+                    show(outcome)
+    except Interrupted as stopped:  # before any document started (a wait, the receipt, imports)
+        outcomes, signum = [], stopped.signum
     finally:
         # main() may run again in the same process (tests, scripts): one handler per call.
         project_logger.removeHandler(handler)
-    for outcome in outcomes:
-        print(outcome.summary())
     documents = [o for o in outcomes if not o.skipped]
     failed = [o for o in documents if not o.success]
     skipped = len(outcomes) - len(documents)
-    print(
-        f"{len(documents) - len(failed)} of {len(documents)} documents indexed"
-        + (f", {skipped} files skipped" if skipped else "")
+    summary = f"{len(documents) - len(failed)} of {len(documents)} documents indexed" + (
+        f", {skipped} files skipped" if skipped else ""
     )
+    if signum is not None:
+        interrupted = sum(1 for o in documents if o.stopped == "interrupted")
+        not_started = sum(1 for o in documents if o.stopped == "not started")
+        print(
+            f"{summary}; stopped by {signal.Signals(signum).name}: {interrupted} interrupted, "
+            f"{not_started} not started (run the same ingest again to finish)"
+        )
+        return 128 + signum  # the shell's convention for a process ended by a signal
+    print(summary)
     return 1 if failed else 0
 
 

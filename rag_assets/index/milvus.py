@@ -57,6 +57,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.errors import ConfigurationError
+from rag_assets.interrupts import children_deaf_to_stop_signals
 from rag_assets.redaction import redact_url
 from rag_assets.retrieval.language import detect_language
 
@@ -305,7 +306,10 @@ class MilvusIndex:
         for attempt in range(attempts):
             try:
                 _check_engine_free(self._lite_path)
-                client = MilvusClient(uri=self._lite_path, grpc_options=LITE_GRPC_OPTIONS)
+                # The engine is a child process: Ctrl-C in the terminal must not stop it under
+                # an ingest that still has a document to undo (rag_assets.interrupts).
+                with children_deaf_to_stop_signals():
+                    client = MilvusClient(uri=self._lite_path, grpc_options=LITE_GRPC_OPTIONS)
                 break
             except ConnectionConfigException as exc:
                 if attempt == attempts - 1:
