@@ -74,6 +74,46 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def cmd_remove(args: argparse.Namespace) -> int:
+    from rag_assets.defs.lifecycle import remove_documents
+    from rag_assets.defs.partitions import documents_partitions
+    from rag_assets.defs.resources import MilvusResource
+    from rag_assets.instance import hold_data_folder, open_instance
+    from rag_assets.removal import DataFolder
+    from rag_assets.sources.keys import is_valid_partition_key
+    from rag_assets.storage import resolve_doc_id
+
+    settings = _settings(args)
+    folder = DataFolder.of(settings)
+    # Held as an ingest holds it: no document is removed while an ingest writes it.
+    with hold_data_folder(settings.data_dir):
+        instance = open_instance(settings)
+        known = set(instance.get_dynamic_partitions(documents_partitions.name))
+        keys = []
+        for document in args.documents:
+            if is_valid_partition_key(document) and document in known | folder.keys_with_copies():
+                keys.append(document)
+                continue
+            try:
+                keys.append(resolve_doc_id(settings, document))
+            except LookupError as error:
+                print(f"rag-assets remove: {error}", file=sys.stderr)
+                return 1
+        milvus = MilvusResource(
+            uri=settings.resolved_milvus_uri,
+            token=settings.milvus_token,
+            text_analyzer=settings.text_analyzer,
+            bm25_k1=settings.bm25_k1,
+            bm25_b=settings.bm25_b,
+        )
+        removed = remove_documents(instance, folder, milvus, keys)
+        for key in set(keys) & known:
+            instance.delete_dynamic_partition(documents_partitions.name, key)
+    for done in removed:
+        print(done.summary())
+    return 0
+
+
 def _pages(value: str) -> tuple[int, int]:
     """`3` or `3-7`: an inclusive page range."""
     first, _, last = value.partition("-")
@@ -416,6 +456,12 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--verbose", action="store_true", help="show every run event")
     ingest.add_argument("paths", nargs="+", help="files or folders")
     ingest.set_defaults(func=cmd_ingest)
+
+    remove = add("remove", "remove documents: inbox file, stored outputs, caches, index rows, runs")
+    remove.add_argument(
+        "documents", nargs="+", help="a path in the inbox, a file name, or a doc id"
+    )
+    remove.set_defaults(func=cmd_remove)
 
     query = add("query", "hybrid dense + BM25 retrieval with citations")
     query.add_argument("--top-k", type=int, default=5)

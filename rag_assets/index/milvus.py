@@ -45,10 +45,12 @@ import hashlib
 import json
 import logging
 import re
+import sqlite3
 import threading
 import time
 import warnings
 from collections.abc import Sequence
+from contextlib import closing
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -790,6 +792,29 @@ def _hold_lite_file(path: str) -> Any:
         f"{LITE_WAIT_S:.0f} s (Milvus Lite serves one process at a time); "
         f"use a Milvus server uri to share the index."
     )
+
+
+def purge_deleted_rows(uri: str) -> bool:
+    """Rewrite a Milvus Lite file so deleted rows leave the disk; False when not done here.
+
+    The engine keeps rows in SQLite, whose deletes leave the bytes in free pages until the file
+    is rewritten: a removed document's text would stay readable in `milvus.db`. VACUUM runs with
+    the file held and no engine running (it stops when its last user here closes). A server
+    compacts its segments on its own schedule.
+    """
+    if not uri.endswith(".db") or not Path(uri).is_file():
+        return False
+    path = str(Path(uri).resolve())
+    with _lite_lock:
+        if _lite_users.get(path):
+            return False  # this process's engine still has the file open
+    hold = _hold_lite_file(path)
+    try:
+        with closing(sqlite3.connect(path)) as db:
+            db.execute("VACUUM")
+    finally:
+        hold.release()
+    return True
 
 
 class LiteHold:
