@@ -103,15 +103,15 @@ def deferred_signals(redeliver: bool = True) -> Iterator[None]:
 
 
 @contextmanager
-def children_deaf_to_stop_signals() -> Iterator[None]:
-    """Children started in the block begin with SIGINT and SIGTERM blocked.
+def children_deaf_to_stop_signals(signals: tuple[int, ...] = STOP_SIGNALS) -> Iterator[None]:
+    """Children started in the block begin with `signals` (SIGINT and SIGTERM) blocked.
 
     Ctrl-C in a terminal signals the whole process group: a helper process (Milvus Lite's engine)
     must outlive it so the ingest can undo the interrupted document and close the index cleanly;
     it stops when its parent lets it go. The mask is this thread's: other threads still take the
     signals meanwhile, and a signal blocked here is delivered when the block ends, not lost.
     """
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
     try:
         yield
     finally:

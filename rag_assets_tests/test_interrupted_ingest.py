@@ -19,10 +19,14 @@ from pathlib import Path
 
 import pymupdf
 import pytest
+from dagster import RunsFilter
+from dagster._core.storage.tags import PARTITION_NAME_TAG
 
 from rag_assets.contracts.chunk import ChunkRow, chunk_id_for
 from rag_assets.index.milvus import IndexRow, MilvusIndex
 from rag_assets.index.rollback import replace_checked
+from rag_assets.instance import open_instance
+from rag_assets.settings import Settings
 from rag_assets.sources.keys import partition_key_for
 
 CLI = str(Path(sys.executable).with_name("rag-assets"))
@@ -59,7 +63,8 @@ def _indexed_docs(data_dir: Path) -> set[str]:
 
 
 def _stop_after_first(data_dir: Path, docs: Path, stop: signal.Signals) -> tuple[int, str, str]:
-    """Run an ingest, send `stop` once the first document's line is out; rc, stdout, stderr."""
+    """Run an ingest, send `stop` once the first document's line is out and the next document's
+    run has started; rc, stdout, stderr."""
     child = subprocess.Popen(
         [CLI, "ingest", "--data-dir", str(data_dir), str(docs)],
         stdout=subprocess.PIPE,
@@ -80,6 +85,13 @@ def _stop_after_first(data_dir: Path, docs: Path, stop: signal.Signals) -> tuple
                 stdout.append(lines.get(timeout=1))
             except queue.Empty:
                 assert child.poll() is None, "".join(stdout + errors)
+        # ... and once the PDF's run exists: a signal between two documents leaves none in
+        # progress (the next is "not started", which is true but not what is tested here).
+        manual = RunsFilter(tags={PARTITION_NAME_TAG: partition_key_for("docs/2-manual.pdf")})
+        instance = open_instance(Settings.from_env(data_dir))
+        while not instance.get_runs(manual):
+            assert child.poll() is None and time.monotonic() < deadline, "".join(stdout + errors)
+            time.sleep(0.05)
         if stop == signal.SIGINT:
             os.killpg(child.pid, stop)  # Ctrl-C reaches every process of the foreground group
         else:

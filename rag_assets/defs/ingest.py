@@ -28,7 +28,12 @@ from rag_assets.defs.status import failure_reason, latest_metadata
 from rag_assets.errors import ConfigurationError, DocumentError
 from rag_assets.index.milvus import LiteHold
 from rag_assets.instance import hold_data_folder, open_instance
-from rag_assets.interrupts import Interrupted, StopSignals, deferred_signals
+from rag_assets.interrupts import (
+    Interrupted,
+    StopSignals,
+    children_deaf_to_stop_signals,
+    deferred_signals,
+)
 from rag_assets.parsers.page_pool import drop_read_ahead
 from rag_assets.receipt import DocumentOutcome, place_in_inbox, receipt_digest, write_receipt
 from rag_assets.settings import Settings
@@ -336,7 +341,10 @@ class ParseAhead:
         try:
             file_format = detect_format(path)
             router = self._parser.router(self._collections.plan(relative_path).parser)
-            router.read_ahead(path, file_format)
+            # The parse workers start here: Ctrl-C, which reaches the whole process group, must
+            # not hit one still importing, before it ignores SIGINT (a fatal error on stderr).
+            with children_deaf_to_stop_signals((signal.SIGINT,)):
+                router.read_ahead(path, file_format)
         except (DocumentError, ConfigurationError, OSError):
             return  # the document's run meets it again and reports it
 
