@@ -1,9 +1,11 @@
 """SIGINT and SIGTERM during an ingest: stop at once, keep what finished, undo what did not.
 
-Outside a run either signal raises `Interrupted` where the ingest is (a wait for the data folder
-or a pool slot, planning). Inside a run Dagster installs its own handlers, which end the run's
-step with an interrupt and discard the signal's number; the wakeup fd set here still records it,
-so the ingest learns which signal stopped the run once the run returns.
+Outside a run a stop signal is noted and acted on at safe points: at once in a wait
+(`interruptible`: for the data folder, a pool slot, the Milvus Lite file), else at the next
+`check` (before each document). Raised anywhere else it could cut a library's clean-up in two
+(a database connection being closed). Inside a run Dagster installs its own handlers, which end
+the run's step with an interrupt and discard the signal's number; the wakeup fd set here still
+records it, so the ingest learns which signal stopped the run once the run returns.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 
@@ -19,11 +21,15 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 class Interrupted(KeyboardInterrupt):
-    """A stop signal arrived outside a run."""
+    """A stop signal, raised at a safe point outside a run."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
+
+
+_active: list[StopSignals] = []  # the StopSignals in force, innermost last
+_waiting = [0]  # depth of `interruptible` blocks on the main thread
 
 
 def _main_thread() -> bool:
@@ -31,19 +37,27 @@ def _main_thread() -> bool:
 
 
 class StopSignals:
-    """Turns SIGINT and SIGTERM into `Interrupted` and remembers the first one received, including
-    those Dagster's handlers took during a run. A no-op off the main thread (no handlers there)."""
+    """Notes the first SIGINT or SIGTERM, including those Dagster's handlers took during a run,
+    and raises `Interrupted` at safe points. A no-op off the main thread (no handlers there)."""
 
     def __init__(self) -> None:
         self._first: int | None = None
         self._pipe: tuple[int, int] | None = None
         self._previous: dict[int, object] = {}
         self._previous_fd = -1
+        # Told of each signal noted outside a wait (a run about to start must learn of it).
+        self.listeners: list[Callable[[], None]] = []
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
-        first = self._first is None
         self._note(signum)
-        if first:  # a second signal while stopping is noted, not raised into the clean-up
+        for listener in self.listeners:
+            listener()
+        if _waiting[0]:
+            raise Interrupted(self._first or signum)
+
+    def check(self) -> None:
+        """Raise `Interrupted` if a stop signal has arrived."""
+        if signum := self.received():
             raise Interrupted(signum)
 
     def _note(self, signum: int) -> None:
@@ -69,18 +83,44 @@ class StopSignals:
         self._pipe = (read, write)
         self._previous_fd = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
         self._previous = {s: signal.signal(s, self._handle) for s in STOP_SIGNALS}
+        _active.append(self)
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._pipe is None:
             return
         self.received()
+        _active.remove(self)
         for signum, handler in self._previous.items():
             signal.signal(signum, handler)
         signal.set_wakeup_fd(self._previous_fd)
         for fd in self._pipe:
             os.close(fd)
         self._pipe = None
+
+
+@contextmanager
+def stop_signals() -> Iterator[StopSignals]:
+    """The StopSignals in force (a caller's), or a new one for the block."""
+    if _active:
+        yield _active[-1]
+        return
+    with StopSignals() as stop:
+        yield stop
+
+
+@contextmanager
+def interruptible() -> Iterator[None]:
+    """A wait that a stop signal ends at once: nothing is half-done in it."""
+    if _active and _main_thread():
+        _active[-1].check()
+        _waiting[0] += 1
+        try:
+            yield
+        finally:
+            _waiting[0] -= 1
+    else:
+        yield
 
 
 @contextmanager

@@ -18,6 +18,7 @@ from dagster import (
 from dagster._core.event_api import PartitionKeyFilter
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
 from dagster._core.storage.tags import PARTITION_NAME_TAG
+from dagster._utils.interrupts import pop_captured_interrupt
 
 from rag_assets.defs.build import build_defs
 from rag_assets.defs.incremental import PartitionPlan, plan_runs, report_changes
@@ -33,6 +34,7 @@ from rag_assets.interrupts import (
     StopSignals,
     children_deaf_to_stop_signals,
     deferred_signals,
+    stop_signals,
 )
 from rag_assets.parsers.page_pool import drop_read_ahead
 from rag_assets.receipt import DocumentOutcome, place_in_inbox, receipt_digest, write_receipt
@@ -196,12 +198,25 @@ def ingest(
     in progress is rolled back (its run fails, its index rows are put back as they were) and the
     rest do not start.
     """
-    with StopSignals() as stop:
+    with stop_signals() as stop:
+        stop.listeners.append(_stop_next_run)
         try:
             with hold_data_folder(settings.data_dir):
                 return _ingest(settings, paths, instance, log_level, report, stop)
         except Interrupted as interrupted:
             raise IngestInterrupted(interrupted.signum, []) from None
+        finally:
+            stop.listeners.remove(_stop_next_run)
+            pop_captured_interrupt()  # nothing pending for a later run of this process
+
+
+def _stop_next_run() -> None:
+    """A signal taken by our handler while a run is being created: Dagster's handlers are not in
+    place yet, so it is set where they would have put it, and the run stops at its first step
+    instead of running the whole document."""
+    from dagster._utils import interrupts
+
+    interrupts._received_interrupt["received"] = True
 
 
 def _ingest(
@@ -289,6 +304,7 @@ def _run_all(
     with LiteHold(settings.resolved_milvus_uri) as engine, parse_ahead:
         for relative_path, key in zip(relative_paths, keys, strict=True):
             progress.current = relative_path
+            progress.stop.check()
             parse_ahead.before(relative_path)
             outcome = _run_document(
                 instance, defs, graph, plans[key], relative_path, run_config, engine

@@ -59,7 +59,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.errors import ConfigurationError
-from rag_assets.interrupts import children_deaf_to_stop_signals
+from rag_assets.interrupts import children_deaf_to_stop_signals, interruptible
 from rag_assets.redaction import redact_url
 from rag_assets.retrieval.language import detect_language
 
@@ -326,7 +326,8 @@ class MilvusIndex:
                     ) from exc
                 delay = OPEN_DELAYS[attempt]
                 logger.info("Milvus Lite file %s busy, retrying in %.1f s", self._lite_path, delay)
-                time.sleep(delay)
+                with interruptible():
+                    time.sleep(delay)
         with _lite_lock:
             _lite_users[self._lite_path] = _lite_users.get(self._lite_path, 0) + 1
         # addFilter ignores a filter already there.
@@ -783,7 +784,8 @@ def _hold_lite_file(path: str) -> Any:
     while time.monotonic() < deadline:
         waiting.touch()  # a holder that keeps the file between writes steps aside (LiteHold)
         try:
-            lock.acquire(timeout=WAITING_TOUCH_S)
+            with interruptible():
+                lock.acquire(timeout=WAITING_TOUCH_S)
             return lock
         except Timeout:
             continue
