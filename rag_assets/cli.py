@@ -22,6 +22,7 @@ def _settings(args: argparse.Namespace) -> Settings:
 def cmd_ingest(args: argparse.Namespace) -> int:
     import logging
 
+    from rag_assets.interrupts import Interrupted, StopSignals
     from rag_assets.receipt import replay
 
     # Waits (for the data folder, a pool slot, the Milvus Lite file) are said at INFO on stderr.
@@ -32,26 +33,86 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     project_logger.setLevel(logging.INFO)
     log_level = "DEBUG" if args.verbose else "WARNING"
     settings, paths = _settings(args), [Path(p) for p in args.paths]
-    try:
-        # Unchanged since the last ingest: its receipt, without importing Dagster.
-        outcomes = replay(settings, paths)
-        if outcomes is None:
-            from rag_assets.defs.ingest import ingest
 
-            outcomes = ingest(settings, paths, log_level=log_level)
+    def show(outcome) -> None:
+        print(outcome.summary(), flush=True)  # as each document ends: a long ingest shows progress
+
+    signum = None
+    try:
+        with StopSignals():
+            # Unchanged since the last ingest: its receipt, without importing Dagster.
+            outcomes = replay(settings, paths)
+            if outcomes is None:
+                from rag_assets.defs.ingest import IngestInterrupted, ingest
+
+                try:
+                    outcomes = ingest(settings, paths, log_level=log_level, report=show)
+                except IngestInterrupted as stopped:
+                    outcomes, signum = stopped.outcomes, stopped.signum
+            else:
+                for outcome in outcomes:
+                    show(outcome)
+    except Interrupted as stopped:  # before any document started (a wait, the receipt, imports)
+        outcomes, signum = [], stopped.signum
     finally:
         # main() may run again in the same process (tests, scripts): one handler per call.
         project_logger.removeHandler(handler)
-    for outcome in outcomes:
-        print(outcome.summary())
     documents = [o for o in outcomes if not o.skipped]
     failed = [o for o in documents if not o.success]
     skipped = len(outcomes) - len(documents)
-    print(
-        f"{len(documents) - len(failed)} of {len(documents)} documents indexed"
-        + (f", {skipped} files skipped" if skipped else "")
+    summary = f"{len(documents) - len(failed)} of {len(documents)} documents indexed" + (
+        f", {skipped} files skipped" if skipped else ""
     )
+    if signum is not None:
+        interrupted = sum(1 for o in documents if o.stopped == "interrupted")
+        not_started = sum(1 for o in documents if o.stopped == "not started")
+        print(
+            f"{summary}; stopped by {signal.Signals(signum).name}: {interrupted} interrupted, "
+            f"{not_started} not started (run the same ingest again to finish)"
+        )
+        return 128 + signum  # the shell's convention for a process ended by a signal
+    print(summary)
     return 1 if failed else 0
+
+
+def cmd_remove(args: argparse.Namespace) -> int:
+    from rag_assets.defs.lifecycle import remove_documents
+    from rag_assets.defs.partitions import documents_partitions
+    from rag_assets.defs.resources import MilvusResource
+    from rag_assets.instance import hold_data_folder, open_instance
+    from rag_assets.removal import DataFolder
+    from rag_assets.sources.keys import is_valid_partition_key
+    from rag_assets.storage import resolve_doc_id
+
+    settings = _settings(args)
+    folder = DataFolder.of(settings)
+    # Held as an ingest holds it: no document is removed while an ingest writes it.
+    with hold_data_folder(settings.data_dir):
+        instance = open_instance(settings)
+        known = set(instance.get_dynamic_partitions(documents_partitions.name))
+        keys = []
+        for document in args.documents:
+            if is_valid_partition_key(document) and document in known | folder.keys_with_copies():
+                keys.append(document)
+                continue
+            try:
+                keys.append(resolve_doc_id(settings, document))
+            except LookupError as error:
+                print(f"rag-assets remove: {error}", file=sys.stderr)
+                return 1
+        milvus = MilvusResource(
+            uri=settings.resolved_milvus_uri,
+            token=settings.milvus_token,
+            text_analyzer=settings.text_analyzer,
+            bm25_k1=settings.bm25_k1,
+            bm25_b=settings.bm25_b,
+        )
+        removed = remove_documents(instance, folder, milvus, keys)
+        for key in set(keys) & known:
+            instance.delete_dynamic_partition(documents_partitions.name, key)
+    for done in removed:
+        print(done.summary())
+    return 0
 
 
 def _pages(value: str) -> tuple[int, int]:
@@ -412,6 +473,12 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--verbose", action="store_true", help="show every run event")
     ingest.add_argument("paths", nargs="+", help="files or folders")
     ingest.set_defaults(func=cmd_ingest)
+
+    remove = add("remove", "remove documents: inbox file, stored outputs, caches, index rows, runs")
+    remove.add_argument(
+        "documents", nargs="+", help="a path in the inbox, a file name, or a doc id"
+    )
+    remove.set_defaults(func=cmd_remove)
 
     query = add("query", "hybrid dense + BM25 retrieval with citations")
     query.add_argument("--top-k", type=int, default=5)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from rag_assets.interrupts import interruptible
 from rag_assets.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -80,7 +81,8 @@ def hold_data_folder(data_dir: Path, poll_s: float = WAIT_POLL_S) -> Iterator[No
     announced = ""
     while True:
         try:
-            lock.acquire(timeout=poll_s)
+            with interruptible():
+                lock.acquire(timeout=poll_s)
             break
         except Timeout:
             owner = owner_file.read_text() if owner_file.exists() else "another ingest"

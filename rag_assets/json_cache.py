@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import ClassVar, Generic, TypeVar
 
@@ -24,11 +25,17 @@ class JsonCache(Generic[Entry]):
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
 
-    def _path(self, key: str) -> Path:
+    def path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
 
+    def entries(self) -> Iterator[tuple[Path, Entry]]:
+        """Every readable entry with its file (removing a document looks its entries up)."""
+        for path in sorted(self.root.glob("??/*.json")) if self.root.is_dir() else []:
+            if (entry := self.read(path.stem)) is not None:
+                yield path, entry
+
     def read(self, key: str) -> Entry | None:
-        path = self._path(key)
+        path = self.path(key)
         try:
             return self.entry_type.model_validate_json(path.read_bytes())  # type: ignore[return-value]
         except FileNotFoundError:
@@ -38,7 +45,7 @@ class JsonCache(Generic[Entry]):
             return None
 
     def put(self, entry: Entry) -> Path:
-        path = self._path(entry.key)  # type: ignore[attr-defined]
+        path = self.path(entry.key)  # type: ignore[attr-defined]
         path.parent.mkdir(parents=True, exist_ok=True)
         # Write then rename: a reader (another run, another process) never sees half a file.
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")

@@ -59,6 +59,8 @@ class DocumentOutcome:
     skipped: str = ""  # why the file was not ingested at all (hidden, a link out, ...)
     ran: tuple[str, ...] = ()  # the assets this ingest materialized; none when all were fresh
     notes: list[str] = field(default_factory=list)  # degradations: repairs, fallbacks, OCR
+    # An ingest stopped by a signal: "interrupted" (in progress, rolled back) or "not started".
+    stopped: str = ""
 
     @property
     def degraded(self) -> bool:
@@ -67,6 +69,13 @@ class DocumentOutcome:
     def summary(self) -> str:
         if self.skipped:
             return f"{'skipped':6} {self.source_path}  {self.skipped}"
+        if self.stopped == "interrupted":
+            return (
+                f"interrupted {self.source_path}  rolled back (its index rows as before this "
+                f"ingest); the next ingest runs it again"
+            )
+        if self.stopped:
+            return f"{self.stopped} {self.source_path}"
         status = "ok" if self.success else "FAILED"
         line = (
             f"{status:6} {self.source_path}  parser={self.parser or '-'} "

@@ -28,6 +28,7 @@ from rag_assets.defs.schedules import build_evaluation_schedule, build_refresh_s
 from rag_assets.defs.sensors import build_inbox_sensor
 from rag_assets.errors import ConfigurationError
 from rag_assets.llm.settings import LLMSettings
+from rag_assets.removal import DataFolder
 from rag_assets.settings import Settings
 from rag_assets.sources.collections import load_collections
 
@@ -78,7 +79,11 @@ def build_defs(settings: Settings) -> Definitions:
         # Every run, backfills and automation included, executes its steps in one process: models
         # and parsers load once per run, not once per step.
         executor=in_process_executor,
-        sensors=[build_inbox_sensor(ingest_documents), automation_sensor, recovery_sensor],
+        sensors=[
+            build_inbox_sensor(ingest_documents, DataFolder.of(settings)),
+            automation_sensor,
+            recovery_sensor,
+        ],
         schedules=[
             build_refresh_schedule(ingest_documents, settings.refresh_cron),
             build_evaluation_schedule(evaluate_retrieval, settings.evaluation_cron),

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import signal
 import sys
+from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import dataclass
 from pathlib import Path
 
 from dagster import (
@@ -14,6 +18,7 @@ from dagster import (
 from dagster._core.event_api import PartitionKeyFilter
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
 from dagster._core.storage.tags import PARTITION_NAME_TAG
+from dagster._utils.interrupts import pop_captured_interrupt
 
 from rag_assets.defs.build import build_defs
 from rag_assets.defs.incremental import PartitionPlan, plan_runs, report_changes
@@ -24,6 +29,13 @@ from rag_assets.defs.status import failure_reason, latest_metadata
 from rag_assets.errors import ConfigurationError, DocumentError
 from rag_assets.index.milvus import LiteHold
 from rag_assets.instance import hold_data_folder, open_instance
+from rag_assets.interrupts import (
+    Interrupted,
+    StopSignals,
+    children_deaf_to_stop_signals,
+    deferred_signals,
+    stop_signals,
+)
 from rag_assets.parsers.page_pool import drop_read_ahead
 from rag_assets.receipt import DocumentOutcome, place_in_inbox, receipt_digest, write_receipt
 from rag_assets.settings import Settings
@@ -154,30 +166,108 @@ def _execute(instance: DagsterInstance, defs, key: str, assets: tuple[str, ...],
     return execute_run(InMemoryJob(job_def), run, instance, raise_on_error=False)
 
 
+class IngestInterrupted(Exception):
+    """SIGINT or SIGTERM stopped an ingest: every document's outcome, finished, interrupted or
+    not started."""
+
+    def __init__(self, signum: int, outcomes: list[DocumentOutcome]) -> None:
+        super().__init__(f"ingest stopped by {signal.Signals(signum).name}")
+        self.signum = signum
+        self.outcomes = outcomes
+
+
 def ingest(
-    settings: Settings, paths: list[Path], instance=None, log_level: str = "INFO"
+    settings: Settings,
+    paths: list[Path],
+    instance=None,
+    log_level: str = "INFO",
+    report: Callable[[DocumentOutcome], None] = lambda outcome: None,
 ) -> list[DocumentOutcome]:
     """Place the files in the inbox, register their partitions, materialize every asset for each.
 
     Documents run one after another in this process, so models load once; a
     failing document is reported and the others still land. `instance` defaults to
     the one under the data dir. Only what is stale runs: the files' and settings' versions are
-    reported first, and a document whose every asset is fresh starts no run at all.
+    reported first, and a document whose every asset is fresh starts no run at all. `report`
+    gets each outcome as soon as it is known.
 
     One ingest holds the data folder at a time (a second waits); runs left unfinished by a
     killed process are marked failed and their pool slots freed before anything runs.
+
+    SIGINT or SIGTERM stops it (IngestInterrupted): documents already done stay done, the one
+    in progress is rolled back (its run fails, its index rows are put back as they were) and the
+    rest do not start.
     """
-    with hold_data_folder(settings.data_dir):
-        return _ingest(settings, paths, instance, log_level)
+    with stop_signals() as stop:
+        stop.listeners.append(_stop_next_run)
+        try:
+            with hold_data_folder(settings.data_dir):
+                return _ingest(settings, paths, instance, log_level, report, stop)
+        except Interrupted as interrupted:
+            raise IngestInterrupted(interrupted.signum, []) from None
+        finally:
+            stop.listeners.remove(_stop_next_run)
+            pop_captured_interrupt()  # nothing pending for a later run of this process
+
+
+def _stop_next_run() -> None:
+    """A signal taken by our handler while a run is being created: Dagster's handlers are not in
+    place yet, so it is set where they would have put it, and the run stops at its first step
+    instead of running the whole document."""
+    from dagster._utils import interrupts
+
+    interrupts._received_interrupt["received"] = True
 
 
 def _ingest(
-    settings: Settings, paths: list[Path], instance, log_level: str
+    settings: Settings,
+    paths: list[Path],
+    instance,
+    log_level: str,
+    report: Callable[[DocumentOutcome], None],
+    stop: StopSignals,
 ) -> list[DocumentOutcome]:
     relative_paths, skipped = place_in_inbox(
         paths, settings.inbox_dir, settings.inbox_follow_symlinks
     )
     keys = [partition_key_for(p) for p in relative_paths]
+    outcomes = [DocumentOutcome("", s.relative_path, True, skipped=s.reason) for s in skipped]
+    for outcome in outcomes:
+        report(outcome)
+    progress = _Progress(outcomes, report, stop)
+    # The signal is read below; the context managers on the way out have closed the index.
+    with suppress(Interrupted):
+        _run_all(settings, relative_paths, keys, instance, log_level, progress)
+    if signum := stop.received():
+        done = {o.source_path for o in outcomes}
+        for relative_path, key in zip(relative_paths, keys, strict=True):
+            if relative_path not in done:
+                status = "interrupted" if relative_path == progress.current else "not started"
+                progress.add(DocumentOutcome(key, relative_path, False, stopped=status))
+        raise IngestInterrupted(signum, outcomes)
+    return outcomes
+
+
+@dataclass
+class _Progress:
+    outcomes: list[DocumentOutcome]
+    report: Callable[[DocumentOutcome], None]
+    stop: StopSignals
+    current: str | None = None  # the document whose run is being prepared or executed
+
+    def add(self, outcome: DocumentOutcome) -> None:
+        self.outcomes.append(outcome)
+        self.report(outcome)
+
+
+def _run_all(
+    settings: Settings,
+    relative_paths: list[str],
+    keys: list[str],
+    instance,
+    log_level: str,
+    progress: _Progress,
+) -> None:
     own_instance = instance is None
     instance = instance or open_instance(settings)
     recover_dead_runs(instance)
@@ -199,7 +289,6 @@ def _ingest(
     # Taken before the verdict is read: anything written from here on voids the receipt.
     digest = receipt_digest(settings, relative_paths) if own_instance else None
     plans: dict[str, PartitionPlan] = {p.partition_key: p for p in plan_runs(instance, graph, keys)}
-    outcomes = [DocumentOutcome("", s.relative_path, True, skipped=s.reason) for s in skipped]
     run_config = {
         # Only the console's verbosity: the instance's event log keeps everything.
         "loggers": {"console": {"config": {"log_level": log_level}}},
@@ -214,11 +303,21 @@ def _ingest(
     # Milvus Lite's engine starts once for the whole ingest, not once per document.
     with LiteHold(settings.resolved_milvus_uri) as engine, parse_ahead:
         for relative_path, key in zip(relative_paths, keys, strict=True):
+            progress.current = relative_path
+            progress.stop.check()
             parse_ahead.before(relative_path)
-            outcomes.append(
-                _run_document(instance, defs, graph, plans[key], relative_path, run_config, engine)
+            outcome = _run_document(
+                instance, defs, graph, plans[key], relative_path, run_config, engine
             )
+            stopped = progress.stop.received()
+            if stopped and not outcome.success:
+                return  # interrupted: reported with the documents not started
+            progress.add(outcome)
+            progress.current = None
+            if stopped:
+                return
             engine.step_aside_if_wanted()
+    outcomes = progress.outcomes
     if own_instance and all(o.success for o in outcomes):
         fresh = [o for o in outcomes if not o.skipped and not o.ran]
         if (
@@ -229,7 +328,6 @@ def _ingest(
             write_receipt(settings, relative_paths, digest, fresh)
         else:
             _leave_receipt(settings, instance, graph, relative_paths, keys)
-    return outcomes
 
 
 class ParseAhead:
@@ -259,7 +357,10 @@ class ParseAhead:
         try:
             file_format = detect_format(path)
             router = self._parser.router(self._collections.plan(relative_path).parser)
-            router.read_ahead(path, file_format)
+            # The parse workers start here: Ctrl-C, which reaches the whole process group, must
+            # not hit one still importing, before it ignores SIGINT (a fatal error on stderr).
+            with children_deaf_to_stop_signals((signal.SIGINT,)):
+                router.read_ahead(path, file_format)
         except (DocumentError, ConfigurationError, OSError):
             return  # the document's run meets it again and reports it
 
@@ -285,6 +386,12 @@ def _run_document(
     if "vector_index" in plan.assets:
         engine.hold()
     result = _execute(instance, defs, key, plan.assets, run_config)
+    # The run has ended: a signal now stops the ingest after this document's outcome is read.
+    with deferred_signals(redeliver=False):
+        return _finished(instance, graph, key, relative_path, plan, result)
+
+
+def _finished(instance, graph, key: str, relative_path: str, plan: PartitionPlan, result):
     outcome = _outcome(key, relative_path, result)
     outcome.ran = plan.assets
     evaluated = {

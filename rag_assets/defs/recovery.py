@@ -32,6 +32,7 @@ from dagster import (
 )
 
 from rag_assets.instance import process_alive
+from rag_assets.interrupts import interruptible
 
 logger = logging.getLogger(__name__)
 
@@ -151,4 +152,5 @@ def wait_for_pools(instance: DagsterInstance, pools: Iterable[str], poll_s: floa
                     "waiting for a slot of pool %s: held by %s", pool, _describe(instance, holders)
                 )
                 announced[pool] = (holders, now)
-        time.sleep(poll_s)
+        with interruptible():
+            time.sleep(poll_s)

@@ -1,10 +1,14 @@
 """The inbox sensor: new file -> partition + run, changed content -> run, removed -> cleanup.
 
+A document is removed, every stored trace of it (`rag_assets.removal`, `defs.lifecycle`), when
+its file leaves the inbox or when its partition is deleted (the UI's "delete partition"): a
+partition that no longer exists while its file is still tracked, or its fixed copy still kept,
+takes its file out of the inbox too, so it is not added again.
+
 Each tick also reports the files' and settings' new versions (see `incremental`), so the UI's
 stale status follows the inbox between runs."""
 
 import json
-import shutil
 
 from dagster import (
     AssetKey,
@@ -17,6 +21,7 @@ from dagster import (
 )
 
 from rag_assets.defs.incremental import PIPELINE, changed_observations
+from rag_assets.defs.lifecycle import remove_documents
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import (
     CollectionsResource,
@@ -26,9 +31,9 @@ from rag_assets.defs.resources import (
     MilvusResource,
     ParserResource,
 )
+from rag_assets.removal import DataFolder
 from rag_assets.sources.inbox import scan_folder
-from rag_assets.sources.keys import check_partition_key, is_valid_partition_key
-from rag_assets.sources.paths import inside
+from rag_assets.sources.keys import is_valid_partition_key
 from rag_assets.sources.watch import TrackedFile, plan_inbox_changes
 
 
@@ -42,14 +47,7 @@ def _last_ingested_sha(context: SensorEvaluationContext, key: str) -> str | None
     return metadata["sha256"].value if "sha256" in metadata else None
 
 
-def remove_document(inbox: InboxResource, milvus: MilvusResource, key: str) -> int:
-    """Delete a vanished document's rows from every collection and its fixed copy."""
-    shutil.rmtree(inside(inbox.raw, check_partition_key(key)), ignore_errors=True)
-    with milvus.open() as index:
-        return sum(index.delete_document(name, key) for name in index.list_collections())
-
-
-def build_inbox_sensor(job, minimum_interval_seconds: int = 30):
+def build_inbox_sensor(job, folder: DataFolder, minimum_interval_seconds: int = 30):
     @sensor(
         job=job,
         minimum_interval_seconds=minimum_interval_seconds,
@@ -69,6 +67,9 @@ def build_inbox_sensor(job, minimum_interval_seconds: int = 30):
             path: TrackedFile.model_validate(item)
             for path, item in json.loads(context.cursor or "{}").items()
         }
+        # Listed before the partitions are read: a copy is made only after its partition exists,
+        # so a copy without one is a partition deleted, never one being added now.
+        copies = folder.keys_with_copies()
         known = set(context.instance.get_dynamic_partitions(documents_partitions.name))
         # Keys added by hand (the UI's "add partition") never reach a path or an index filter.
         refused = sorted(k for k in known if not is_valid_partition_key(k))
@@ -76,6 +77,10 @@ def build_inbox_sensor(job, minimum_interval_seconds: int = 30):
             context.log.warning(
                 f"{key!r}: partition key not made by rag_assets; partition deleted, no file touched"
             )
+        tracked = {t.key for t in previous.values()}
+        deleted = {k for k in tracked | copies if is_valid_partition_key(k)} - known
+        for removed in remove_documents(context.instance, folder, milvus, deleted):
+            context.log.info(f"partition deleted; {removed.summary()}")
         scan = scan_folder(inbox.inbox, inbox.follow_symlinks)
         for skipped in scan.skipped:
             context.log.info(skipped.summary())
@@ -85,9 +90,8 @@ def build_inbox_sensor(job, minimum_interval_seconds: int = 30):
             known - set(refused),
             lambda key: _last_ingested_sha(context, key),
         )
-        for key in plan.remove_partitions:
-            removed = remove_document(inbox, milvus, key)
-            context.log.info(f"{key}: file removed from the inbox; deleted {removed} index rows")
+        for removed in remove_documents(context.instance, folder, milvus, plan.remove_partitions):
+            context.log.info(f"file removed from the inbox; {removed.summary()}")
         requests = []
         if plan.add_partitions:
             requests.append(documents_partitions.build_add_request(plan.add_partitions))

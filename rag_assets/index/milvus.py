@@ -45,10 +45,12 @@ import hashlib
 import json
 import logging
 import re
+import sqlite3
 import threading
 import time
 import warnings
 from collections.abc import Sequence
+from contextlib import closing
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -57,6 +59,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.errors import ConfigurationError
+from rag_assets.interrupts import children_deaf_to_stop_signals, interruptible
 from rag_assets.redaction import redact_url
 from rag_assets.retrieval.language import detect_language
 
@@ -313,7 +316,10 @@ class MilvusIndex:
         for attempt in range(attempts):
             try:
                 _check_engine_free(self._lite_path)
-                client = MilvusClient(uri=self._lite_path, grpc_options=LITE_GRPC_OPTIONS)
+                # The engine is a child process: Ctrl-C in the terminal must not stop it under
+                # an ingest that still has a document to undo (rag_assets.interrupts).
+                with children_deaf_to_stop_signals():
+                    client = MilvusClient(uri=self._lite_path, grpc_options=LITE_GRPC_OPTIONS)
                 break
             except ConnectionConfigException as exc:
                 if attempt == attempts - 1:
@@ -328,7 +334,8 @@ class MilvusIndex:
                     ) from exc
                 delay = OPEN_DELAYS[attempt]
                 logger.info("Milvus Lite file %s busy, retrying in %.1f s", self._lite_path, delay)
-                time.sleep(delay)
+                with interruptible():
+                    time.sleep(delay)
         with _lite_lock:
             _lite_users[self._lite_path] = _lite_users.get(self._lite_path, 0) + 1
         # addFilter ignores a filter already there.
@@ -785,7 +792,8 @@ def _hold_lite_file(path: str) -> Any:
     while time.monotonic() < deadline:
         waiting.touch()  # a holder that keeps the file between writes steps aside (LiteHold)
         try:
-            lock.acquire(timeout=WAITING_TOUCH_S)
+            with interruptible():
+                lock.acquire(timeout=WAITING_TOUCH_S)
             return lock
         except Timeout:
             continue
@@ -794,6 +802,29 @@ def _hold_lite_file(path: str) -> Any:
         f"{LITE_WAIT_S:.0f} s (Milvus Lite serves one process at a time); "
         f"use a Milvus server uri to share the index."
     )
+
+
+def purge_deleted_rows(uri: str) -> bool:
+    """Rewrite a Milvus Lite file so deleted rows leave the disk; False when not done here.
+
+    The engine keeps rows in SQLite, whose deletes leave the bytes in free pages until the file
+    is rewritten: a removed document's text would stay readable in `milvus.db`. VACUUM runs with
+    the file held and no engine running (it stops when its last user here closes). A server
+    compacts its segments on its own schedule.
+    """
+    if not uri.endswith(".db") or not Path(uri).is_file():
+        return False
+    path = str(Path(uri).resolve())
+    with _lite_lock:
+        if _lite_users.get(path):
+            return False  # this process's engine still has the file open
+    hold = _hold_lite_file(path)
+    try:
+        with closing(sqlite3.connect(path)) as db:
+            db.execute("VACUUM")
+    finally:
+        hold.release()
+    return True
 
 
 class LiteHold:

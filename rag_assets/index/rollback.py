@@ -1,7 +1,8 @@
 """Replace a document's rows, check them, and put the previous version back when a check fails.
 
 A document that fails its index checks must not stay searchable half-right: its new rows go,
-and the rows it had before (none, for a new document) are restored exactly.
+and the rows it had before (none, for a new document) are restored exactly. So too when the
+replacement stops midway (SIGINT or SIGTERM, an error): nothing half-written stays.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rag_assets.index.milvus import IndexRow, MilvusIndex, ReplaceResult
+from rag_assets.interrupts import deferred_signals
 from rag_assets.quality.outcome import CheckOutcome
 
 
@@ -41,11 +43,22 @@ def replace_checked(
     doc_id: str,
     rows: list[IndexRow],
     checks: Callable[[], dict[str, CheckOutcome]],
+    after: Callable[[], dict[str, CheckOutcome]] = dict,
 ) -> CheckedReplace:
+    """Replace the document's rows and run `checks`; `after` runs only when they all pass."""
     previous = index.document_snapshot(collection, doc_id)
-    replaced = index.replace_document(collection, doc_id, rows)
-    outcomes = checks()
-    restored = not all(c.passed for c in outcomes.values())
-    if restored:
-        index.restore_document(collection, doc_id, previous)
+    try:
+        replaced = index.replace_document(collection, doc_id, rows)
+        outcomes = checks()
+        restored = not all(c.passed for c in outcomes.values())
+        if restored:
+            index.restore_document(collection, doc_id, previous)
+        else:
+            outcomes |= after()
+    except BaseException:
+        # Interrupted or failed anywhere above: the rows it had before, whole; a second signal
+        # waits until they are back.
+        with deferred_signals():
+            index.restore_document(collection, doc_id, previous)
+        raise
     return CheckedReplace(replaced, outcomes, len(previous), restored)

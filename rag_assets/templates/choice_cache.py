@@ -31,6 +31,8 @@ class CachedGuess(BaseModel):
     template: str
     confidence: float
     reason: str
+    # Whose guess: removing the document removes its entries, of every version of its content.
+    doc_id: str = ""
 
     @property
     def key(self) -> str:

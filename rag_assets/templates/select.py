@@ -207,6 +207,7 @@ def _guess(
                 model=model,
                 selector_version=SELECTOR_VERSION,
                 templates=names,
+                doc_id=doc.doc_id,
                 **guess.model_dump(),
             )
         )

@@ -174,13 +174,14 @@ def vector_index(
                 ),
                 "chunks_find_themselves": check_self_retrieval(index, collection, key, rows),
             },
+            # After the write, across every document: this one must not have crowded others out.
+            after=lambda: {
+                "collection_chunks_find_themselves": check_collection_self_retrieval(
+                    index, collection
+                )
+            },
         )
         count = index.count_document(collection, key)
-        if not checked.restored:
-            # After the write, across every document: this one must not have crowded others out.
-            checked.checks["collection_chunks_find_themselves"] = check_collection_self_retrieval(
-                index, collection
-            )
     if checked.restored:
         source = chunks[0].source_path if chunks else key
         raise Failure(description=f"{source}: {checked.reason()}", allow_retries=False)

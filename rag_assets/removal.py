@@ -1,0 +1,179 @@
+"""Removing a document: every file and cache entry it left under the data folder, its index rows.
+
+The inbox sensor (file removed, partition deleted in the UI) and `rag-assets remove` call this;
+the Dagster side (runs, partition) is `rag_assets.defs.lifecycle`. What a document leaves:
+
+- its file in the inbox and its fixed copy (`raw/<doc id>/`);
+- each asset's partition file (`<storage root>/<asset>/<doc id>.json|.parquet`, and temporary
+  files a killed write left beside it);
+- its cropped figures (`figures/<doc id>/`);
+- its template-choice cache entries (`cache/templates`: keyed by the document's content, which
+  holds its doc id, so no other document shares them);
+- the vision answers for its table images (`cache/vision`, keyed by image, model and prompt),
+  except those another live document's tables use too: the same image in two documents is one
+  entry, and removing one must not make the other call the model again;
+- the last ingest's receipt, when it names the document;
+- its rows in every collection of the index; a Milvus Lite file is then rewritten so the rows'
+  text leaves the disk (`purge_deleted_rows`).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from upath import UPath
+
+from rag_assets.contracts.tabular import from_arrow
+from rag_assets.index.milvus import MilvusIndex
+from rag_assets.receipt import RECEIPT
+from rag_assets.settings import Settings
+from rag_assets.sources.inbox import scan_folder
+from rag_assets.sources.keys import check_partition_key
+from rag_assets.sources.paths import inside
+from rag_assets.storage import read_documents, read_parquet
+from rag_assets.tables.cache import VisionCache
+from rag_assets.tables.models import TableMarkdown
+from rag_assets.templates.choice_cache import ChoiceCache
+from rag_assets.templates.select import document_sha256
+
+FIGURES = "figures"
+CACHE = "cache"
+
+
+@dataclass(frozen=True)
+class DataFolder:
+    """Where a data folder keeps what documents leave behind."""
+
+    inbox: Path
+    raw: Path
+    figures: Path
+    cache: Path
+    storage_root: str
+    receipt: Path  # the last ingest's receipt, which lists the documents it saw
+    follow_symlinks: bool = False
+
+    @classmethod
+    def of(cls, settings: Settings) -> DataFolder:
+        return cls(
+            inbox=settings.inbox_dir,
+            raw=settings.raw_dir,
+            figures=settings.data_dir / FIGURES,
+            cache=settings.data_dir / CACHE,
+            storage_root=settings.asset_storage_root,
+            receipt=settings.dagster_home / RECEIPT,
+            follow_symlinks=settings.inbox_follow_symlinks,
+        )
+
+    def keys_with_copies(self) -> set[str]:
+        """The documents with a fixed copy: every one whose `raw_documents` ever ran."""
+        return {p.name for p in self.raw.iterdir() if p.is_dir()} if self.raw.is_dir() else set()
+
+
+@dataclass
+class Removed:
+    doc_id: str
+    source_paths: list[str] = field(default_factory=list)  # its inbox files, when it had any
+    files: int = 0  # files and folders deleted
+    index_rows: int = 0
+    cache_entries: int = 0
+    shared_cache_entries: int = 0  # vision answers kept for another live document
+
+    def summary(self) -> str:
+        name = ", ".join(self.source_paths) or self.doc_id
+        kept = (
+            f", {self.shared_cache_entries} shared cache entries kept"
+            if self.shared_cache_entries
+            else ""
+        )
+        return (
+            f"removed {name} ({self.doc_id}): {self.index_rows} index rows, {self.files} files, "
+            f"{self.cache_entries} cache entries{kept}"
+        )
+
+
+def remove_document(
+    folder: DataFolder, doc_id: str, live: Iterable[str], index: MilvusIndex | None
+) -> Removed:
+    """Delete everything `doc_id` left; `live` are the documents that stay (for shared caches)."""
+    check_partition_key(doc_id)
+    removed = Removed(doc_id)
+    others = set(live) - {doc_id}
+    # Caches first: which entries are the document's is read from its stored files.
+    _remove_cache_entries(folder, doc_id, others, removed)
+    for file in scan_folder(folder.inbox, folder.follow_symlinks).files:
+        if file.partition_key == doc_id:
+            file.path.unlink(missing_ok=True)
+            _prune_empty_parents(file.path.parent, folder.inbox)
+            removed.source_paths.append(file.relative_path)
+            removed.files += 1
+    for place in (folder.raw, folder.figures):
+        target = inside(place, doc_id)
+        if target.exists():
+            shutil.rmtree(target)
+            removed.files += 1
+    removed.files += _remove_partition_files(UPath(folder.storage_root), doc_id)
+    if folder.receipt.is_file() and doc_id in folder.receipt.read_text(encoding="utf-8"):
+        folder.receipt.unlink()
+        removed.files += 1
+    if index is not None:
+        removed.index_rows = sum(
+            index.delete_document(name, doc_id) for name in index.list_collections()
+        )
+    return removed
+
+
+def _partition_file(doc_id: str) -> re.Pattern[str]:
+    # The IO managers' files and their temporaries (`<file>.<32 hex>.tmp`); never another key.
+    return re.compile(rf"{re.escape(doc_id)}\.(json|parquet)(\.[0-9a-f]{{32}}\.tmp)?")
+
+
+def _remove_partition_files(root: UPath, doc_id: str) -> int:
+    if not root.exists():
+        return 0
+    pattern = _partition_file(doc_id)
+    count = 0
+    for asset in root.iterdir():
+        if not asset.is_dir():
+            continue
+        for path in asset.iterdir():
+            if pattern.fullmatch(path.name):
+                path.unlink()
+                count += 1
+    return count
+
+
+def _prune_empty_parents(folder: Path, root: Path) -> None:
+    while folder != root and folder.is_relative_to(root) and not any(folder.iterdir()):
+        folder.rmdir()
+        folder = folder.parent
+
+
+def _vision_keys(storage_root: str, doc_id: str) -> set[str]:
+    path = UPath(storage_root) / "table_markdown" / f"{doc_id}.parquet"
+    if not path.exists():
+        return set()
+    return {row.cache_key for row in from_arrow(read_parquet(path), TableMarkdown)}
+
+
+def _remove_cache_entries(
+    folder: DataFolder, doc_id: str, others: set[str], removed: Removed
+) -> None:
+    vision = VisionCache(folder.cache / "vision")
+    mine = {key for key in _vision_keys(folder.storage_root, doc_id) if vision.path(key).exists()}
+    if mine:
+        shared = mine & {k for other in others for k in _vision_keys(folder.storage_root, other)}
+        removed.shared_cache_entries += len(shared)
+        for key in mine - shared:
+            vision.path(key).unlink(missing_ok=True)
+            removed.cache_entries += 1
+    choices = ChoiceCache(folder.cache / "templates")
+    documents, _ = read_documents(folder.storage_root, [doc_id])
+    contents = {document_sha256(doc) for doc in documents}
+    for path, entry in choices.entries():
+        if entry.doc_id == doc_id or entry.document_sha256 in contents:
+            path.unlink(missing_ok=True)
+            removed.cache_entries += 1
