@@ -23,22 +23,22 @@ from rag_assets_tests.corpus_run import (
     CRASHED,
     FAILED,
     LANDED,
+    MEMORY_MB,
     OVER_MEMORY,
     OVER_TIME,
+    TIMEOUT_S,
     CorpusFile,
     CorpusRun,
     FileResult,
     Pipeline,
     corpus_files,
+    crash_reason,
     in_shard,
     raw_message,
     report,
     run_corpus,
 )
 
-# Seconds and address space a file may take (the 400-page PDFs parse in about a minute).
-TIMEOUT_S = 120.0
-MEMORY_MB = 4096
 # The share of the corpus the default run takes: 1 in SHARDS files, by a hash of the path.
 SHARDS = 4
 
@@ -186,6 +186,13 @@ def test_a_raw_exception_in_the_real_pipeline_is_a_crash(shared_corpus: Path) ->
 )
 def test_raw_messages_are_told_from_reasons(message: str, raw: str) -> None:
     assert raw_message(message) == raw
+
+
+def test_an_allocation_failure_in_native_code_is_the_memory_limit() -> None:
+    """ONNX Runtime wraps its bad_alloc in its own exception: no crash, but out of memory."""
+    with pytest.raises(MemoryError, match=r"^parsing pdf: RuntimeError: .*std::bad_alloc"):
+        crash_reason("parsing pdf", RuntimeError("Status Message: std::bad_alloc"))
+    assert crash_reason("parsing pdf", KeyError("x")) == "parsing pdf: KeyError: 'x'"
 
 
 def test_failures_and_degradations_are_no_problem(tmp_path: Path) -> None:
