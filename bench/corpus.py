@@ -2,7 +2,7 @@
 each file in a worker process with a time and a memory limit.
 
     .venv/bin/python bench/corpus.py [--files GLOB ...] [--kinds KIND ...] [--jobs 2]
-        [--timeout 120] [--memory-mb 8192] [--shard I/N] [--json OUT]
+        [--timeout 120] [--memory-mb 8192] [--json OUT]
 
 Prints one table (files, landed, degraded, failed cleanly, unsupported, crashed, over the time
 or memory limit, files with invariant violations), then the crashed, over-limit and violating
@@ -30,7 +30,6 @@ from rag_assets_tests.corpus_run import (  # noqa: E402
     FileResult,
     as_json,
     corpus_files,
-    in_shard,
     report,
     run_corpus,
 )
@@ -44,18 +43,12 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--timeout", type=float, default=TIMEOUT_S, help="seconds a file")
     parser.add_argument("--memory-mb", type=int, default=MEMORY_MB, help="address space a worker")
-    parser.add_argument("--shard", default="0/1", help="I/N: the I-th of N fixed parts")
     parser.add_argument("--json", type=Path, help="write every file's result here")
     parser.add_argument("--quiet", action="store_true", help="no line per file")
     args = parser.parse_args()
     # A plain `kill` ends the run through its clean-up, which stops the workers.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    shard, shards = (int(part) for part in args.shard.split("/"))
-    files = [
-        f
-        for f in corpus_files(args.corpus, args.files, args.kinds)
-        if in_shard(f.path, shard, shards)
-    ]
+    files = corpus_files(args.corpus, args.files, args.kinds)
     if not files:
         parser.error("no file of the corpus matches")
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import csv
 import faulthandler
 import fnmatch
-import hashlib
 import itertools
 import logging
 import multiprocessing
@@ -74,7 +73,7 @@ LOSS_NOTES = re.compile(
 # A failure message a person can act on is one line of words, not an exception's own text.
 _RAW_MESSAGE = re.compile(
     r"\b[A-Z]\w*(?:Error|Exception|Warning):"  # KeyError: 'x', wrapped as it was raised
-    r"|<[\w.]+ object at 0x[0-9a-f]+>"  # a repr
+    r"|<[\w.]+ object at 0x[0-9a-f]+>|<class '[\w.]+'>"  # a repr
     r"|Traceback \(most recent call last\)"
 )
 # What native code prints when an allocation fails under the memory limit.
@@ -153,11 +152,6 @@ def corpus_files(
     if kinds:
         files = [f for f in files if f.kind in kinds]
     return files
-
-
-def in_shard(path: str, shard: int, shards: int) -> bool:
-    """A fixed split of the corpus by a hash of each path: the same on every machine and run."""
-    return int(hashlib.sha256(path.encode()).hexdigest(), 16) % shards == shard
 
 
 # --- the worker ----------------------------------------------------------------------------
@@ -450,7 +444,8 @@ def run_corpus(
                             kind = "died"
                         if kind == "ready":
                             slot.ready = True
-                        elif kind == "stage":
+                        elif kind == "stage" and time.perf_counter() < slot.started + timeout_s:
+                            # Past the limit the stack is dumped: the stage stays the one it shows.
                             slot.stage = payload
                         elif kind == "done":
                             finish(slot, payload)

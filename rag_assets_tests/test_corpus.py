@@ -1,9 +1,6 @@
 """Every file of ../shared/corpus through parse, repairs and every template, each in a worker
 process with a time and a memory limit (`corpus_run.py`): no file may crash or break an
 invariant, and every file stopped at a limit is named with the reason.
-
-The default run takes a fixed part of the corpus; `pytest -m corpus` (which CI also runs) takes
-the rest, so that every file runs once in CI.
 """
 
 from __future__ import annotations
@@ -33,14 +30,10 @@ from rag_assets_tests.corpus_run import (
     Pipeline,
     corpus_files,
     crash_reason,
-    in_shard,
     raw_message,
     report,
     run_corpus,
 )
-
-# The share of the corpus the default run takes: 1 in SHARDS files, by a hash of the path.
-SHARDS = 4
 
 
 def problems(run: CorpusRun) -> list[str]:
@@ -59,20 +52,9 @@ def _check(run: CorpusRun) -> None:
 
 @pytest.mark.corpus
 @pytest.mark.slow
-def test_corpus_sample(shared_corpus: Path) -> None:
-    """The default run's share of the corpus."""
-    files = [f for f in corpus_files(shared_corpus) if in_shard(f.path, 0, SHARDS)]
-    _check(run_corpus(files, shared_corpus, _jobs(), TIMEOUT_S, MEMORY_MB))
-
-
-@pytest.mark.corpus
-@pytest.mark.slow
-def test_corpus_rest(request: pytest.FixtureRequest, shared_corpus: Path) -> None:
-    """The rest of the corpus, when the corpus marker is asked for (`pytest -m corpus`)."""
-    if "corpus" not in (request.config.getoption("markexpr") or ""):
-        pytest.skip("the rest of the corpus runs with `pytest -m corpus`")
-    files = [f for f in corpus_files(shared_corpus) if not in_shard(f.path, 0, SHARDS)]
-    _check(run_corpus(files, shared_corpus, _jobs(), TIMEOUT_S, MEMORY_MB))
+def test_corpus(shared_corpus: Path) -> None:
+    """Every file of the corpus; about 15 minutes on 2 cores."""
+    _check(run_corpus(corpus_files(shared_corpus), shared_corpus, _jobs(), TIMEOUT_S, MEMORY_MB))
 
 
 def _jobs() -> int:
@@ -179,6 +161,7 @@ def test_a_raw_exception_in_the_real_pipeline_is_a_crash(shared_corpus: Path) ->
         ("KeyError: 'x'", "raw exception text"),
         ("a.pdf could not be read as PDF: ValueError: bad xref", "raw exception text"),
         ("<fitz.Document object at 0x7f3a2c>", "raw exception text"),
+        ("a.docx: Invalid input tag of type <class 'cython_function'>", "raw exception text"),
         ("'x'", "a bare value, not a reason"),
         ("a.pdf: failed\nTraceback", "multi-line message"),
         ("  ", "empty message"),
