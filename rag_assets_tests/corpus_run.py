@@ -179,7 +179,8 @@ class Pipeline:
             self._run(path, relative, stage, result)
         except MemoryError as error:
             result.status = OVER_MEMORY
-            result.reason = str(error) if error.__cause__ else f"{_current(stage)}: MemoryError"
+            cause = f": {error}" if error.__cause__ else ""
+            result.reason = f"out of memory while {_current(stage)}{cause}"
         return result
 
     def _run(
@@ -281,7 +282,7 @@ def crash_reason(stage: str, error: BaseException) -> str:
     Running out of memory is no crash but the memory limit: a MemoryError goes on up."""
     if isinstance(error, MemoryError) or _OUT_OF_MEMORY.search(str(error)):
         # Native code (ONNX Runtime) raises its bad_alloc wrapped in its own exception.
-        raise MemoryError(f"{stage}: {failure_reason(error)}") from error
+        raise MemoryError(failure_reason(error)) from error
     frames = traceback.extract_tb(error.__traceback__)
     ours = [f for f in frames if "/rag_assets/" in f.filename]
     where = [f"{_short(f.filename)}:{f.lineno}" for f in (ours[-1:] + frames[-1:])]

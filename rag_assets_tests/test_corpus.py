@@ -53,7 +53,7 @@ def _check(run: CorpusRun) -> None:
 @pytest.mark.corpus
 @pytest.mark.slow
 def test_corpus(shared_corpus: Path) -> None:
-    """Every file of the corpus; about 15 minutes on 2 cores."""
+    """Every file of the corpus; about 13 minutes on 2 cores."""
     _check(run_corpus(corpus_files(shared_corpus), shared_corpus, _jobs(), TIMEOUT_S, MEMORY_MB))
 
 
@@ -87,10 +87,8 @@ def misbehaves(path: Path, relative: str, stage: Callable[[str], None]) -> FileR
     if relative == "segfaults":
         os.kill(os.getpid(), signal.SIGSEGV)
     if relative == "allocates":
-        try:
-            blocks = [bytearray(2**26) for _ in range(10_000)]
-        except MemoryError:
-            return FileResult(relative, "", OVER_MEMORY, "MemoryError while parsing")
+        # 640 GB: the MemoryError under the worker's limit escapes and ends the worker.
+        blocks = [bytearray(2**26) for _ in range(10_000)]
         return FileResult(relative, "", LANDED, f"{len(blocks)} blocks")
     return FileResult(relative, "", LANDED)
 
@@ -173,7 +171,7 @@ def test_raw_messages_are_told_from_reasons(message: str, raw: str) -> None:
 
 def test_an_allocation_failure_in_native_code_is_the_memory_limit() -> None:
     """ONNX Runtime wraps its bad_alloc in its own exception: no crash, but out of memory."""
-    with pytest.raises(MemoryError, match=r"^parsing pdf: RuntimeError: .*std::bad_alloc"):
+    with pytest.raises(MemoryError, match=r"^RuntimeError: .*std::bad_alloc"):
         crash_reason("parsing pdf", RuntimeError("Status Message: std::bad_alloc"))
     assert crash_reason("parsing pdf", KeyError("x")) == "parsing pdf: KeyError: 'x'"
 
