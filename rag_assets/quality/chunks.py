@@ -69,9 +69,8 @@ def _is_heading_path(path: list[str], heading_levels: list[tuple[str, int]]) -> 
     return lowest[-1] is not None
 
 
-def _in_text_order(path: list[str], markdown: str) -> bool:
-    """True when every heading occurs in the document text, in order."""
-    flat = " ".join(markdown.split())
+def _in_text_order(path: list[str], flat: str) -> bool:
+    """True when every heading occurs in the document's whitespace-folded text, in order."""
     position = 0
     for title in path:
         found = flat.find(" ".join(title.split()), position)
@@ -90,6 +89,26 @@ def check_header_paths(
     heading_levels = [
         (heading_title(e), heading_level(e)) for e in doc.elements if e.type in ("title", "heading")
     ]
+    flat = " ".join(doc.markdown.split()) if headings_from_text else ""
+    # Chunks of one section share a path: each path is judged once, so the check stays linear
+    # in the document (a 1,200-page text has thousands of chunks).
+    judged: dict[tuple[str, ...], bool] = {}
+
+    def consistent(headings: list[str]) -> bool:
+        key = tuple(headings)
+        if key not in judged:
+            judged[key] = (
+                _in_text_order(headings, flat)
+                if headings_from_text
+                else _is_heading_path(headings, heading_levels)
+            )
+        return judged[key]
+
+    inconsistent = (
+        "do not occur in the document's text"
+        if headings_from_text
+        else "are not a path of the document's headings"
+    )
     problems = []
     for r in records:
         where = f"chunk {r['chunk_index']}"
@@ -102,12 +121,8 @@ def check_header_paths(
             problems.append(f"{where}: header_path {path!r} does not match headings {headings}")
         elif not headings and path != sep:
             problems.append(f"{where}: header_path {path!r} without headings")
-        elif headings_from_text and not _in_text_order(headings, doc.markdown):
-            problems.append(f"{where}: headings {headings} do not occur in the document's text")
-        elif not headings_from_text and not _is_heading_path(headings, heading_levels):
-            problems.append(
-                f"{where}: headings {headings} are not a path of the document's headings"
-            )
+        elif not consistent(headings):
+            problems.append(f"{where}: headings {headings} {inconsistent}")
     return outcome(problems, "header paths well formed and consistent with the headings")
 
 
