@@ -400,7 +400,8 @@ def run_corpus(
             process = context.Process(
                 target=_worker,
                 args=(child, str(corpus), memory_mb, str(stderr_path), runner),
-                daemon=True,
+                # Not daemonic: the parser starts its own page workers, as it does in a run.
+                daemon=False,
             )
             process.start()
             child.close()

@@ -280,6 +280,11 @@ def _release(entry: ReadAhead) -> None:
     _check_in(entry.pool, entry.idle_seconds)
 
 
+def may_start_workers() -> bool:
+    """False in a daemonic process, which multiprocessing forbids to have children."""
+    return not multiprocessing.current_process().daemon
+
+
 def idle_timeout() -> float:
     """Seconds the workers may sit idle before they are stopped (RAG_ASSETS_PARSE_WORKERS_IDLE_S)."""
     return _setting(IDLE_SECONDS_ENV, DEFAULT_IDLE_SECONDS, "0 or more seconds")

@@ -35,6 +35,7 @@ from rag_assets.parsers.page_pool import (
     TimedOut,
     WorkerDied,
     available_cores,
+    may_start_workers,
     memory_limit_mb,
     page_ranges,
     page_timeout,
@@ -72,7 +73,13 @@ class PyMuPDFParser:
         page_count, notes = _open_pdf(path)
         jobs = self._jobs(path, page_count)
         limit = page_timeout()
-        if len(jobs) == 1 and limit is None:
+        if not may_start_workers():
+            # A daemonic process (a multiprocessing pool's worker) may start no processes: the
+            # pages are parsed here, without a time limit.
+            if limit is not None:
+                logger.info("%s: parsed in process, without the page time limit", path.name)
+            results = [parse_page_range(*job, threads=available_cores()) for job in jobs]
+        elif len(jobs) == 1 and limit is None:
             # No worker shares the cores: the model's ONNX sessions may use them all.
             results = [parse_page_range(*jobs[0], threads=available_cores())]
         else:
