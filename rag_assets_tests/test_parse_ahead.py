@@ -71,6 +71,23 @@ def test_each_run_has_its_document_and_the_next_submitted_in_run_order(tmp_path:
     assert page_pool.pending_read_ahead() == []
 
 
+def test_nothing_is_read_ahead_for_a_document_over_a_limit(tmp_path: Path) -> None:
+    """Its run fails before parsing: the workers must not parse it for minutes meanwhile."""
+    from rag_assets.sources.limits import DocumentLimits
+
+    limits = DocumentLimits(max_pages=MIN_SPLIT_PAGES)
+    settings = Settings(data_dir=tmp_path / "data", parse_workers=2, limits=limits)
+    inbox = settings.inbox_dir
+    pdfs = [_manual(inbox / f"{name}.pdf", name) for name in ("pump", "valve")]
+    with ParseAhead(build_defs(settings).resources, inbox, ["pump.pdf", "valve.pdf"]) as ahead:
+        ahead.before("pump.pdf")
+        assert page_pool.pending_read_ahead() == []
+    settings = Settings(data_dir=tmp_path / "data", parse_workers=2)
+    with ParseAhead(build_defs(settings).resources, inbox, ["pump.pdf", "valve.pdf"]) as ahead:
+        ahead.before("pump.pdf")
+        assert _key_file(page_pool.pending_read_ahead(), pdfs) == ["pump.pdf", "valve.pdf"]
+
+
 def test_an_ingest_of_long_pdfs_stores_what_a_parse_of_each_alone_gives(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path / "data", parse_workers=2)
     files = [_manual(tmp_path / "in" / f"{name}.pdf", name) for name in ("pump", "valve", "fan")]

@@ -39,9 +39,9 @@ from rag_assets.interrupts import (
 from rag_assets.parsers.page_pool import drop_read_ahead
 from rag_assets.receipt import DocumentOutcome, place_in_inbox, receipt_digest, write_receipt
 from rag_assets.settings import Settings
-from rag_assets.sources.formats import detect_format
 from rag_assets.sources.inbox import scan_folder
 from rag_assets.sources.keys import partition_key_for
+from rag_assets.sources.raw import check_document
 
 # The code location `rag-assets ui` serves: workspace.yaml beside the package, else the module.
 WORKSPACE_YAML = Path(__file__).resolve().parents[2] / "workspace.yaml"
@@ -338,6 +338,7 @@ class ParseAhead:
     def __init__(self, resources: dict, inbox_dir: Path, relative_paths: list[str]) -> None:
         self._parser = resources["parser"]
         self._collections = resources["collections"]
+        self._inbox = resources["inbox"]
         self._inbox_dir = inbox_dir
         self._queue = relative_paths  # the documents whose runs will parse, in run order
         self._position = {path: i for i, path in enumerate(relative_paths)}
@@ -355,7 +356,10 @@ class ParseAhead:
     def _start(self, relative_path: str) -> None:
         path = self._inbox_dir / relative_path
         try:
-            file_format = detect_format(path)
+            # Over a limit, its run fails before parsing: nothing is parsed ahead for it either.
+            file_format, _ = check_document(
+                path, relative_path, self._inbox.max_file_mb, self._inbox.limits
+            )
             router = self._parser.router(self._collections.plan(relative_path).parser)
             # The parse workers start here: Ctrl-C, which reaches the whole process group, must
             # not hit one still importing, before it ignores SIGINT (a fatal error on stderr).

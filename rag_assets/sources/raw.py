@@ -46,6 +46,26 @@ def check_size(source: Path, relative_path: str, max_mb: float) -> None:
         )
 
 
+def check_document(
+    source: Path,
+    relative_path: str,
+    max_mb: float | None = None,
+    limits: DocumentLimits | None = None,
+) -> tuple[str, int | None]:
+    """The file's format and page count, once its size (up to `max_mb`, if given), type and
+    what it expands to or costs (`limits`, if given) are within bounds; DocumentError if not.
+    Checked before a parser sees the file, whoever is about to parse it."""
+    if max_mb is not None:
+        check_size(source, relative_path, max_mb)
+    file_format = detect_format(source)
+    if limits is not None and file_format in ARCHIVE_FORMATS:
+        check_archive(source, relative_path, limits)
+    page_count = _pdf_page_count(source) if file_format == "pdf" else None
+    if limits is not None:
+        check_pages(page_count, relative_path, limits)
+    return file_format, page_count
+
+
 def capture_raw_document(
     source: Path,
     relative_path: str,
@@ -54,14 +74,10 @@ def capture_raw_document(
     max_mb: float | None = None,
     limits: DocumentLimits | None = None,
 ) -> RawDocument:
-    """Validate the file's size (up to `max_mb`, if given), type and what it expands to or
-    costs (`limits`, if given) and copy it under `raw_dir/<doc_id>/`, replacing any older copy."""
+    """Check the file (`check_document`) and copy it under `raw_dir/<doc_id>/`, replacing any
+    older copy."""
     target_dir = inside(raw_dir, check_partition_key(doc_id))
-    if max_mb is not None:
-        check_size(source, relative_path, max_mb)
-    file_format = detect_format(source)
-    if limits is not None and file_format in ARCHIVE_FORMATS:
-        check_archive(source, relative_path, limits)
+    file_format, page_count = check_document(source, relative_path, max_mb, limits)
     sha256 = sha256_file(source)
     if target_dir.exists():
         shutil.rmtree(target_dir)
@@ -70,9 +86,6 @@ def capture_raw_document(
     shutil.copyfile(source, stored)
     if sha256_file(stored) != sha256:
         raise OSError(f"{relative_path}: the file changed while it was being copied; retry")
-    page_count = _pdf_page_count(stored) if file_format == "pdf" else None
-    if limits is not None:
-        check_pages(page_count, relative_path, limits)
     return RawDocument(
         doc_id=doc_id,
         source_path=relative_path,
