@@ -53,3 +53,7 @@ def test_escapes_and_in_word_underscores_are_text():
         ("3.3 verify_group_for_user function", 2)
     ]
     assert markdown_headings("## _Emphasis_ and **bold**") == [("emphasis and bold", 2)]
+
+
+def test_a_chapter_number_and_its_title_are_two_headings():
+    assert markdown_headings("## 1\n\n## Securing data\n") == [("1", 2), ("securing data", 2)]

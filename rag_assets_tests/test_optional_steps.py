@@ -123,7 +123,7 @@ def test_a_repair_that_rewrites_a_stated_heading_is_undone(
 
 def test_stated_headings_are_never_merged_or_reworded() -> None:
     """`# Appendix A` over `## Table 4 Notes` as the author wrote them: two headings, their
-    levels and words kept, though a chapter number over a title would be joined in a PDF."""
+    levels and words kept."""
     elements = [
         _stated("Appendix A", 1),
         _stated("Table 4 Notes", 2),

@@ -10,7 +10,6 @@ from collections import Counter
 from dataclasses import dataclass
 
 from rag_assets.contracts.ir import StandardizedDocument
-from rag_assets.normalize.repairs.number_headings import is_number_only, is_words_title
 from rag_assets.templates.base import heading_level, heading_title
 
 _ATX = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -29,20 +28,15 @@ def normalize_text(text: str) -> str:
 
 
 def markdown_headings(markdown: str) -> list[tuple[str, int]]:
-    """(normalized title, level) of every ATX heading outside code fences; a chapter number
-    written as a heading of its own before its title counts as one heading with it, as the IR
-    repairs make it (normalize/repairs/number_headings.py)."""
+    """(normalized title, level) of every ATX heading outside code fences, one per line as
+    written: a chapter number set apart from its title is a heading of its own, as in the IR."""
     headings: list[tuple[str, int]] = []
     fenced = False
     for line in markdown.splitlines():
         if line.lstrip().startswith(("```", "~~~")):
             fenced = not fenced
         elif not fenced and (match := _ATX.match(line)):
-            title, level = normalize_text(match.group(2)), len(match.group(1))
-            if headings and is_number_only(headings[-1][0]) and is_words_title(title):
-                headings[-1] = (f"{headings[-1][0]} {title}", headings[-1][1])
-            else:
-                headings.append((title, level))
+            headings.append((normalize_text(match.group(2)), len(match.group(1))))
     return headings
 
 

@@ -22,9 +22,9 @@ SOURCES_VERSION = "1"
 # Parsers: a web page's chrome (menus, banners, hidden parts) is dropped; admonitions are quoted.
 PARSE_VERSION = "4"
 # IR: a table merged across pages, or a list, says where each page starts; soft hyphens joined;
-# a chapter number takes the title under it; running headers cut from text without layout;
+# a chapter number and its title stay two headings, running lines of text without layout stay;
 # headings whose level the source states are never rewritten; a failed repair is skipped.
-NORMALIZE_VERSION = "8"
+NORMALIZE_VERSION = "9"
 
 
 def _document_failure(context: AssetExecutionContext, error: Exception) -> Failure:

@@ -2,10 +2,9 @@
 template. Each repair maps elements to elements and counts what it changed; the counts land in
 `doc.metadata["repairs"]`.
 
-Order matters: text first (numbers and repeated lines compare cleanly), then running headers
-in text without layout and page furniture (so it neither splits a table nor gets numbered), then tables, then numbered heading lines
-inside paragraphs (their titles already whole words), chapter numbers joined to the titles
-under them, then heading levels.
+Order matters: text first (numbers and repeated lines compare cleanly), then page furniture
+(so it neither splits a table nor gets numbered), then tables, then numbered heading lines
+inside paragraphs (their titles already whole words), then heading levels.
 
 Every repair is optional: one that raises, or that would rewrite a heading whose level the
 source states, is undone for that document (its elements stay as they were before it), logged
@@ -26,8 +25,6 @@ from rag_assets.normalize.repairs.furniture import (
 )
 from rag_assets.normalize.repairs.heading_levels import LEVEL_STATED, recover_heading_levels
 from rag_assets.normalize.repairs.heading_lines import split_heading_lines
-from rag_assets.normalize.repairs.number_headings import join_number_headings
-from rag_assets.normalize.repairs.running_text import strip_running_text
 from rag_assets.normalize.repairs.tables import merge_continued_tables
 from rag_assets.normalize.repairs.text import (
     join_hyphenated,
@@ -42,12 +39,10 @@ REPAIRS: tuple[tuple[str, Repair], ...] = (
     ("hyphens_joined", join_hyphenated),
     ("split_words_joined", join_split_words),
     ("cjk_spaces_removed", remove_cjk_spaces),
-    ("running_lines_cut", strip_running_text),
     ("furniture_restored", restore_lone_furniture),
     ("furniture_retyped", retype_furniture),
     ("tables_merged", merge_continued_tables),
     ("heading_lines_split", split_heading_lines),
-    ("number_headings_joined", join_number_headings),
     ("heading_levels", recover_heading_levels),
 )
 
