@@ -126,8 +126,9 @@ def place(
     placed: list[Placed] = []
     stack: list[DocumentElement] = []
     for index, element in enumerate(doc.elements):
+        # A figure is kept without words of its own: its caption makes its placeholder chunk.
         if element.type in SKIPPED_TYPES or not (
-            element.type in HEADING_TYPES or has_words(element.text)
+            element.type in HEADING_TYPES or element.type == "figure" or has_words(element.text)
         ):
             continue
         role = page_role(element.page_start, toc_pages, glossary_pages, body_pages)
