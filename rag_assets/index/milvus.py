@@ -296,6 +296,7 @@ class MilvusIndex:
         self._client = self._open(token)
 
     def _open(self, token: str | None) -> Any:
+        import grpc
         from pymilvus import MilvusClient
         from pymilvus.exceptions import ConnectionConfigException
 
@@ -321,7 +322,9 @@ class MilvusIndex:
                 with children_deaf_to_stop_signals():
                     client = MilvusClient(uri=self._lite_path, grpc_options=LITE_GRPC_OPTIONS)
                 break
-            except ConnectionConfigException as exc:
+            except (ConnectionConfigException, grpc.RpcError) as exc:
+                # RpcError: milvus-lite takes its engine for started after 0.5 s; on a busy
+                # machine the engine's socket may not exist yet, and a later attempt finds it.
                 if attempt == attempts - 1:
                     with _lite_lock:
                         if not _lite_users.get(self._lite_path):
