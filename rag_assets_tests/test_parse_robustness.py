@@ -10,6 +10,7 @@ import codecs
 import io
 import os
 import signal
+import sys
 import time
 import zipfile
 from collections.abc import Iterator
@@ -20,10 +21,11 @@ import pytest
 
 from rag_assets.errors import DocumentError
 from rag_assets.normalize.adapt import to_ir
-from rag_assets.parsers import page_pool
+from rag_assets.parsers import isolation, page_pool
 from rag_assets.parsers import pymupdf as pymupdf_parser
 from rag_assets.parsers.base import ParsedDocument
 from rag_assets.parsers.files import MAX_NESTING_DEPTH, check_nesting_depth, read_document_bytes
+from rag_assets.parsers.isolation import DOCUMENT_TIMEOUT_ENV
 from rag_assets.parsers.page_pool import PAGE_TIMEOUT_ENV, TimedOut, run_in_workers
 from rag_assets.parsers.plaintext import PlainTextParser
 from rag_assets.parsers.pymupdf import PyMuPDFParser, parse_page_range
@@ -188,6 +190,96 @@ def test_page_time_limit_defaults_to_a_minute_zero_is_off_and_nonsense_refused(
         monkeypatch.setenv(PAGE_TIMEOUT_ENV, value)
         with pytest.raises(ConfigurationError, match=PAGE_TIMEOUT_ENV):
             page_pool.page_timeout()
+
+
+# --- a whole-document parse (Docling, Unstructured) runs under the document limits ----------
+
+
+def _paragraphs_html(path: Path, count: int) -> Path:
+    path.write_text(
+        "<html><body>"
+        + "".join(f"<p>Paragraph {i} says a few words.</p>" for i in range(count))
+        + "</body></html>"
+    )
+    return path
+
+
+def _table_html(path: Path, side: int) -> Path:
+    row = "<tr>" + "<td>x</td>" * side + "</tr>"
+    path.write_text(f"<html><body><table>{row * side}</table></body></html>")
+    return path
+
+
+def test_a_docling_parse_over_its_time_is_stopped_and_the_next_document_lands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    router = ParserRouter("auto")
+    good = tmp_path / "good.md"
+    good.write_text(f"# Queue\n\n{PARAGRAPH}\n")
+    router.parse(good, "md")  # the worker is up: the clock below measures the parse alone
+    monkeypatch.setenv(DOCUMENT_TIMEOUT_ENV, "1")
+    slow = _paragraphs_html(tmp_path / "slow.html", 20_000)  # ~6 s in Docling here
+    started = time.monotonic()
+    with pytest.raises(DocumentError) as raised:
+        router.parse(slow, "html")
+    assert time.monotonic() - started < 20
+    assert str(raised.value) == (
+        "slow.html: parsing stopped after 1 s, the time limit of a document's parse "
+        f"({DOCUMENT_TIMEOUT_ENV})"
+    )
+    monkeypatch.setenv(DOCUMENT_TIMEOUT_ENV, "60")  # the new worker loads Docling first
+    parsed, choice = router.parse(good, "md")
+    assert choice.parser == "docling" and PARAGRAPH in str(parsed.native)
+
+
+def test_a_docling_parse_is_not_in_the_calling_process(tmp_path: Path) -> None:
+    """Its memory is the worker's: the caller's peak does not grow with the document."""
+    path = _paragraphs_html(tmp_path / "long.html", 5_000)
+    parsed, _ = ParserRouter("auto").parse(path, "html")
+    assert "Paragraph 4999" in str(parsed.native)
+    assert "docling" not in {m.split(".")[0] for m in sys.modules}
+
+
+@pytest.mark.slow
+def test_a_docling_parse_over_the_memory_limit_fails_alone_naming_a_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A worker holds ~1.9 GB of address space once Docling is loaded; this table needs ~0.6 GB
+    # more. The allocation that fails ends in a MemoryError, or in Docling's Rust code, which
+    # aborts and may hang: the time limit then stops it.
+    page_pool.shutdown()
+    monkeypatch.setenv(page_pool.MEMORY_ENV, "2300")
+    monkeypatch.setenv(DOCUMENT_TIMEOUT_ENV, "60")
+    router = ParserRouter("auto")
+    with pytest.raises(DocumentError) as raised:
+        router.parse(_table_html(tmp_path / "wide.html", 300), "html")
+    assert str(raised.value).startswith("wide.html: parsing stopped")
+    assert page_pool.MEMORY_ENV in str(raised.value) or DOCUMENT_TIMEOUT_ENV in str(raised.value)
+    good = tmp_path / "good.md"
+    good.write_text(f"# Queue\n\n{PARAGRAPH}\n")
+    assert PARAGRAPH in str(router.parse(good, "md")[0].native)
+    page_pool.shutdown()
+
+
+def test_a_wrapped_memory_error_counts_as_out_of_memory() -> None:
+    try:
+        try:
+            raise MemoryError
+        except MemoryError as inner:
+            raise ValueError("serializing failed") from inner
+    except ValueError as outer:
+        assert isolation._out_of_memory(outer)
+    assert isolation._out_of_memory(RuntimeError("Error calling function: MemoryError: "))
+    assert not isolation._out_of_memory(KeyError("memory"))
+
+
+def test_document_time_limit_defaults_to_ten_minutes_zero_is_off(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(DOCUMENT_TIMEOUT_ENV, raising=False)
+    assert isolation.document_timeout() == 600
+    monkeypatch.setenv(DOCUMENT_TIMEOUT_ENV, "0")
+    assert isolation.document_timeout() is None
 
 
 def hangs_on_page_2(path: str, pages: list[int], ocr: bool, threads: int = 1):

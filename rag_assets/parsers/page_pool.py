@@ -1,5 +1,8 @@
 """Worker processes that parse page ranges of PDFs, started once and kept while they are used.
 
+They also run the whole-document parses of Docling and Unstructured under the document limits
+(isolation.py).
+
 A CLI ingest or a Dagster run parses its documents in one process, one after another; the
 layout model (ONNX, ~0.2 CPU seconds a page) would keep one core busy and leave the other
 idle. Here a PDF's pages are cut into contiguous ranges that spawned workers parse at the
@@ -287,21 +290,21 @@ def may_start_workers() -> bool:
 
 def idle_timeout() -> float:
     """Seconds the workers may sit idle before they are stopped (RAG_ASSETS_PARSE_WORKERS_IDLE_S)."""
-    return _setting(IDLE_SECONDS_ENV, DEFAULT_IDLE_SECONDS, "0 or more seconds")
+    return setting(IDLE_SECONDS_ENV, DEFAULT_IDLE_SECONDS, "0 or more seconds")
 
 
 def page_timeout() -> float | None:
     """Seconds a PDF page may take to parse (RAG_ASSETS_PARSE_PAGE_TIMEOUT_S); None: no limit (0)."""
-    return _setting(PAGE_TIMEOUT_ENV, DEFAULT_PAGE_TIMEOUT, "0 (no limit) or more seconds") or None
+    return setting(PAGE_TIMEOUT_ENV, DEFAULT_PAGE_TIMEOUT, "0 (no limit) or more seconds") or None
 
 
 def memory_limit_mb() -> float | None:
     """Megabytes of address space a parse worker may take (RAG_ASSETS_PARSE_MEMORY_MB); None: no
     limit (0). A worker's parse that would need more fails with MemoryError."""
-    return _setting(MEMORY_ENV, DEFAULT_MEMORY_MB, "0 (no limit) or more megabytes") or None
+    return setting(MEMORY_ENV, DEFAULT_MEMORY_MB, "0 (no limit) or more megabytes") or None
 
 
-def _setting(name: str, default: float, wanted: str) -> float:
+def setting(name: str, default: float, wanted: str) -> float:
     value = os.environ.get(name, "").strip()
     if not value:
         return default

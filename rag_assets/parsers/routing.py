@@ -9,6 +9,8 @@ from pathlib import Path
 
 from rag_assets.errors import ConfigurationError, DocumentError
 from rag_assets.parsers.base import ParsedDocument
+from rag_assets.parsers.isolation import parse_in_worker
+from rag_assets.parsers.page_pool import may_start_workers
 from rag_assets.parsers.unstructured import FORMATS as UNSTRUCTURED_FORMATS
 
 logger = logging.getLogger(__name__)
@@ -20,6 +22,11 @@ _ONLY_READER = {
     "rtf": ("unstructured", "rtf: Unstructured, through the pandoc bundled in pypandoc-binary"),
     "image": ("pymupdf", "image: as a PDF page, read by the RapidOCR bundled with pymupdf4llm"),
 }
+
+# Parsers that read a whole document in one call nothing can interrupt: run in a parse worker
+# under the document limits (isolation.py). PyMuPDF runs its pages in the workers itself;
+# plain text is read in one linear pass.
+_WHOLE_DOCUMENT_PARSERS = ("docling", "unstructured")
 
 
 @dataclass(frozen=True)
@@ -35,7 +42,7 @@ class ParserRouter:
 
     requested: str = "auto"
     docling_artifacts_path: str | None = None
-    parse_workers: int = 1  # processes for the page ranges of a long PDF (PyMuPDF); 1 = off
+    parse_workers: int = 1  # parse worker processes (page ranges of long PDFs run in parallel)
     _instances: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -123,6 +130,17 @@ class ParserRouter:
     def parse(self, path: Path, file_format: str) -> tuple[ParsedDocument, ParserChoice]:
         choice = self.choose(file_format)
         try:
+            if choice.parser in _WHOLE_DOCUMENT_PARSERS and file_format != "image":
+                if may_start_workers():
+                    parsed = parse_in_worker(
+                        choice.parser,
+                        path,
+                        file_format,
+                        self.parse_workers,
+                        self.docling_artifacts_path,
+                    )
+                    return parsed, choice
+                logger.info("%s: parsed in process, without the document limits", path.name)
             return self.parser_for(choice.parser, file_format).parse(path, file_format), choice
         except RecursionError:
             # e.g. HTML with thousands of nested <div>s: the parser walks the tree recursively.

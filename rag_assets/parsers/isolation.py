@@ -1,0 +1,95 @@
+"""A whole document's parse in a parse worker, under a wall-time and a memory limit.
+
+Docling and Unstructured parse a DOCX, HTML, XLSX, EPUB, ... in one call that nothing can
+interrupt: a small file that expands to millions of elements can hold the run for an hour or
+grow it until the process dies, taking every other document of the ingest with it. So their
+parses run in the parse workers (`page_pool`, where PDF page ranges run too): a parse over its
+time is stopped with its worker, which is replaced; one over the worker's memory limit fails
+with MemoryError there, or ends the worker; either way the document fails alone, in one line
+naming the setting, and the run goes on.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rag_assets.errors import DocumentError
+from rag_assets.parsers.base import ParsedDocument
+from rag_assets.parsers.page_pool import (
+    MEMORY_ENV,
+    TimedOut,
+    WorkerDied,
+    memory_limit_mb,
+    run_in_workers,
+    setting,
+)
+
+DOCUMENT_TIMEOUT_ENV = "RAG_ASSETS_PARSE_DOCUMENT_TIMEOUT_S"
+# Docling reads a 500-page DOCX in about a minute here; ten leave room for a slower machine.
+DEFAULT_DOCUMENT_TIMEOUT = 600.0
+
+# In a worker: the parser objects built so far, by (parser, Docling artifacts folder).
+_parsers: dict[tuple[str, str | None], object] = {}
+
+
+def document_timeout() -> float | None:
+    """Seconds a non-PDF parse may take (RAG_ASSETS_PARSE_DOCUMENT_TIMEOUT_S); None: no limit (0)."""
+    return (
+        setting(DOCUMENT_TIMEOUT_ENV, DEFAULT_DOCUMENT_TIMEOUT, "0 (no limit) or more seconds")
+        or None
+    )
+
+
+def parse_in_worker(
+    parser: str, path: Path, file_format: str, workers: int, artifacts_path: str | None
+) -> ParsedDocument:
+    """`parser`'s parse of `path`, run in a parse worker; DocumentError when it ran over a limit."""
+    limit = document_timeout()
+    try:
+        [result] = run_in_workers(
+            workers,
+            _parse,
+            [(parser, str(path), file_format, artifacts_path)],
+            time_limits=[limit] if limit else None,
+        )
+    except WorkerDied as error:
+        raise DocumentError(
+            f"{path.name}: parsing stopped, the {parser} parser's worker process died ({error}); "
+            f"a parse may use {memory_limit_mb() or 'unlimited'} MB ({MEMORY_ENV})"
+        ) from None
+    except MemoryError:
+        raise DocumentError(
+            f"{path.name}: parsing stopped, it needed more than the {memory_limit_mb():g} MB a "
+            f"parse worker may use ({MEMORY_ENV})"
+        ) from None
+    if isinstance(result, TimedOut):
+        raise DocumentError(
+            f"{path.name}: parsing stopped after {result.seconds:g} s, the time limit of a "
+            f"document's parse ({DOCUMENT_TIMEOUT_ENV})"
+        )
+    return result
+
+
+def _parse(parser: str, path: str, file_format: str, artifacts_path: str | None) -> ParsedDocument:
+    """In a worker: the parse itself, with the parser object kept for the next document."""
+    key = (parser, artifacts_path)
+    if key not in _parsers:
+        from rag_assets.parsers.routing import ParserRouter
+
+        _parsers[key] = ParserRouter(parser, artifacts_path).parser_for(parser, file_format)
+    try:
+        return _parsers[key].parse(Path(path), file_format)
+    except Exception as error:
+        if _out_of_memory(error):
+            raise MemoryError from None
+        raise
+
+
+def _out_of_memory(error: BaseException | None) -> bool:
+    """Whether a MemoryError caused `error`: libraries wrap it (pydantic-core's serializer keeps
+    only its text)."""
+    while error is not None:
+        if isinstance(error, MemoryError) or "MemoryError" in str(error):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
