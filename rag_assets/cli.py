@@ -570,6 +570,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from pydantic import ValidationError
 
+    from rag_assets.errors import ConfigurationError
     from rag_assets.retrieval.inputs import InvalidInput, one_line
 
     args = build_parser().parse_args(argv)
@@ -580,6 +581,10 @@ def main(argv: list[str] | None = None) -> int:
         # A value refused at the boundary: one line naming it, never a traceback.
         message = one_line(error) if isinstance(error, ValidationError) else str(error)
         print(f"rag-assets {args.command}: {message}", file=sys.stderr)
+        return 2
+    except ConfigurationError as error:
+        # A setting or rag_collections.yaml the command cannot run with; the message names it.
+        print(f"rag-assets {args.command}: {error}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         # The reader left early (`| head -1`): stop quietly, as Unix tools do, with the status of a

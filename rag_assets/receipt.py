@@ -61,6 +61,7 @@ class DocumentOutcome:
     notes: list[str] = field(default_factory=list)  # degradations: repairs, fallbacks, OCR
     # An ingest stopped by a signal: "interrupted" (in progress, rolled back) or "not started".
     stopped: str = ""
+    seconds: float = 0.0  # wall time of the document's run (its parse may have started ahead)
 
     @property
     def degraded(self) -> bool:

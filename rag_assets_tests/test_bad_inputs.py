@@ -235,6 +235,12 @@ def build_corpus(root: Path) -> list[Case]:
         "nested too deeply",
     )
     add(
+        "bad/200000-deep.html",
+        ("<div>" * 200_000 + "deep" + "</div>" * 200_000).encode(),
+        "fail",
+        "nested too deeply",
+    )
+    add(
         "bad/expanding.docx",
         _expanding_docx(),
         "fail",
@@ -516,18 +522,108 @@ def test_bad_inputs_fail_alone_and_good_documents_land(tmp_path, capsys):
     text = "\n".join(c.text for c in one_line_pages)
     assert all(f"Line {n} of" in text for n in (1, 100, 200)), "one-line pages lost their text"
 
+    slowest = max(outcomes, key=lambda o: o.seconds)
+    probes = _probe_beside_the_landed(settings, tmp_path, capsys)
     with capsys.disabled():
         print(
             f"tried {len(outcomes)} / failed cleanly {tally['failed cleanly']} / skipped "
             f"{tally['skipped']} / degraded {tally['degraded']} / landed {tally['landed']} / "
             f"good lost {tally['good lost']} / unreachable {tally['unreachable']} / "
-            f"peak RSS {peak_mb:.0f} MB"
+            f"peak RSS {peak_mb:.0f} MB / slowest {slowest.seconds:.1f} s "
+            f"({slowest.source_path})"
         )
+        print(
+            f"probes beside them: tried {len(probes)} / refused in one line "
+            f"{sum(not failed for failed in probes.values())} / good lost after them 0"
+        )
+    assert {name: failed for name, failed in probes.items() if failed} == {}
     assert problems == []
     assert tally["good lost"] == tally["unreachable"] == tally["failed unclearly"] == 0
     # The process's peak bounds every step's: the batch once peaked at 6.08 GB.
     assert peak_mb < PEAK_RSS_LIMIT_MB
     shutil.rmtree(tmp_path / "data", ignore_errors=True)
+
+
+# Values a hostile or careless caller hands the entry points, after the corpus has landed.
+CLI_PROBES = {
+    "newline in --doc": ["query", "--doc", "a\nb", "valve"],
+    "newline in --section": ["query", "--section", "a\nb", "valve"],
+    "--top-k 100000": ["query", "--top-k", "100000", "valve"],
+    "--top-k 0": ["query", "--top-k", "0", "valve"],
+    "invalid UTF-8 query": ["query", b"valve \xff".decode("utf-8", "surrogateescape")],
+    "empty query": ["query", "  "],
+    "30,000-word term": ["glossary", "word " * 30_000],
+    "control character in keywords": ["table-rows", "Offset\x01"],
+}
+YAML_PROBES = {
+    "malformed YAML": "collections:\n  - name: [a\n",
+    "alias bomb": "a: &a [x, x, x, x, x, x, x, x, x]\n"
+    + "".join(
+        f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]\n"
+        for a, b in zip("abcdefgh", "bcdefghi", strict=True)
+    ),
+    "20,000-deep nesting": "x: " + "[" * 20_000 + "]" * 20_000 + "\n",
+    "environment-variable redirect": (
+        "llm: {base_url: 'http://127.0.0.1:9/v1', api_key_env: HOME}\ncollections: []\n"
+    ),
+}
+REMOVED = "good/notes.txt"  # its keyword is the removal canary
+
+
+def _refused_in_one_line(args: list[str], capsys) -> str:
+    """ "" when the command was refused in one line with a non-zero exit; else what it did."""
+    from rag_assets.cli import main
+
+    try:
+        code = main(args)
+    except SystemExit as exit:  # argparse's own refusal
+        code = exit.code
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    if code not in (0, None) and len(lines) == 1 and "Traceback" not in err:
+        return ""
+    return f"exit {code}: {err[-600:]}"
+
+
+def _probe_beside_the_landed(settings, tmp_path: Path, capsys) -> dict[str, str]:
+    """Each probe against the data folder the corpus landed in: refused in one line ("" in the
+    result, else what happened), and every good document is still found by its keyword after
+    them; the removed one by nothing."""
+    from rag_assets.cli import main
+
+    data = ["--data-dir", str(settings.data_dir)]
+    capsys.readouterr()  # what the ingest wrote
+    results = {
+        name: _refused_in_one_line([args[0], *data, *args[1:]], capsys)
+        for name, args in CLI_PROBES.items()
+    }
+    newcomer = tmp_path / "newcomer.md"
+    newcomer.write_bytes(_md("Newcomer", "The wickerbasket hinge is oiled monthly."))
+    for name, text in YAML_PROBES.items():
+        settings.collections_path.write_text(text, encoding="utf-8")
+        refused = _refused_in_one_line(["ingest", *data, str(newcomer)], capsys)
+        results[f"rag_collections.yaml: {name}"] = refused
+    settings.collections_path.unlink()
+    session = tmp_path / "session.json"
+    session.write_text("{not json", encoding="utf-8")
+    results["malformed --session"] = _refused_in_one_line(
+        ["answer", *data, "--session", str(session), "valve?"], capsys
+    )
+    canary = GOOD_TEXT[REMOVED][1].split()[1]
+    assert main(["remove", *data, f"corpus/{REMOVED}"]) == 0
+    capsys.readouterr()
+    traces = [
+        str(f)
+        for f in settings.data_dir.rglob("*")
+        if f.is_file() and canary.encode() in f.read_bytes()
+    ]
+    results["removal canary"] = f"still in {traces}" if traces else ""
+    for name, (_, sentence) in GOOD_TEXT.items():
+        keyword = re.findall(r"\b(\w+(?:feather|gate|bridge|comb|marsh))\b", sentence)[0]
+        assert main(["query", *data, "--json", keyword]) == 0
+        found = f"corpus/{name}" in capsys.readouterr().out
+        assert found == (name != REMOVED), f"{name} after the probes: found={found}"
+    return results
 
 
 @pytest.mark.slow

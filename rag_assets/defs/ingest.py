@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 import sys
+import time
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
@@ -389,10 +390,14 @@ def _run_document(
     )
     if "vector_index" in plan.assets:
         engine.hold()
+    started = time.monotonic()
     result = _execute(instance, defs, key, plan.assets, run_config)
+    seconds = time.monotonic() - started
     # The run has ended: a signal now stops the ingest after this document's outcome is read.
     with deferred_signals(redeliver=False):
-        return _finished(instance, graph, key, relative_path, plan, result)
+        outcome = _finished(instance, graph, key, relative_path, plan, result)
+        outcome.seconds = seconds
+        return outcome
 
 
 def _finished(instance, graph, key: str, relative_path: str, plan: PartitionPlan, result):
