@@ -96,6 +96,25 @@ def _png() -> bytes:
     return pix.tobytes("png")
 
 
+def _pixel_bomb_png(side: int = 14_000) -> bytes:
+    """A PNG of ~200 KB whose header promises side x side black pixels (196 million)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (
+            struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+        )
+
+    packer = zlib.compressobj(9)
+    row = b"\x00" * (side + 1)  # a filter byte, then one grey byte a pixel
+    pixels = b"".join(packer.compress(row) for _ in range(side)) + packer.flush()
+    header = struct.pack(">IIBBBBB", side, side, 8, 0, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+    )
+
+
 def _docx(paragraphs: list[str]) -> bytes:
     import docx
 
@@ -246,6 +265,7 @@ def build_corpus(root: Path) -> list[Case]:
         "fail",
         r"over the limit of 100 \(RAG_ASSETS_MAX_COMPRESSION_RATIO\)",
     )
+    add("bad/pixel-bomb.png", _pixel_bomb_png(), "fail", "over 178,956,970 pixels")
     add(
         "bad/20000-empty-pages.pdf",
         _empty_pages_pdf(20_000),
@@ -686,3 +706,18 @@ def test_document_limits_name_the_limit_and_its_setting(tmp_path, monkeypatch):
     monkeypatch.setenv("RAG_ASSETS_MAX_ELEMENTS", "34")
     limits = Settings.from_env(tmp_path).limits
     assert (limits.max_pages, limits.max_elements) == (12, 34)
+
+
+def test_an_image_over_the_pixel_limit_is_refused_before_it_is_decoded(tmp_path):
+    from rag_assets.errors import DocumentError
+    from rag_assets.parsers.image import check_pixel_count
+
+    bomb = tmp_path / "bomb.png"
+    bomb.write_bytes(_pixel_bomb_png())
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(DocumentError, match=r"bomb\.png: the image is over 178,956,970 pixels"):
+        check_pixel_count(bomb)
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100 * 1024  # KiB
+    small = tmp_path / "small.png"
+    small.write_bytes(_png())
+    check_pixel_count(small)

@@ -45,6 +45,7 @@ def image_to_pdf(path: Path) -> bytes:
     """The image as PDF bytes: by MuPDF, or through Pillow for what MuPDF cannot open (WebP)."""
     import pymupdf
 
+    check_pixel_count(path)
     try:
         with pymupdf.open(path) as image:
             return image.convert_to_pdf()
@@ -62,3 +63,22 @@ def image_to_pdf(path: Path) -> bytes:
         raise DocumentError(f"{path} could not be read as an image: {exc}") from exc
     with pymupdf.open(stream=png.getvalue(), filetype="png") as image:
         return image.convert_to_pdf()
+
+
+def check_pixel_count(path: Path) -> None:
+    """Refuse an image whose header promises more pixels than Pillow's decompression-bomb
+    limit (~179 million) before anything decodes it: a 1.5 MB PNG of 40,000 x 40,000 pixels
+    took MuPDF to 3 GB before it gave up."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path):  # reads the header only
+            return
+    except Image.DecompressionBombError:
+        pass
+    except (OSError, UnidentifiedImageError, ValueError):
+        return  # not for Pillow (JBIG2, ...): MuPDF reads it, or says why not
+    raise DocumentError(
+        f"{path.name}: the image is over {2 * Image.MAX_IMAGE_PIXELS:,} pixels, the limit of "
+        "an image's decoded size (a decompression bomb, or a scan at an excessive resolution)"
+    )
