@@ -23,7 +23,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     import logging
 
     from rag_assets.interrupts import Interrupted, StopSignals
-    from rag_assets.receipt import replay
+    from rag_assets.runner.receipt import replay
 
     # Waits (for the data folder, a pool slot, the Milvus Lite file) are said at INFO on stderr.
     handler = logging.StreamHandler()
@@ -43,7 +43,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             # Unchanged since the last ingest: its receipt, without importing Dagster.
             outcomes = replay(settings, paths)
             if outcomes is None:
-                from rag_assets.defs.ingest import IngestInterrupted, ingest
+                from rag_assets.runner.ingest import IngestInterrupted, ingest
 
                 try:
                     outcomes = ingest(settings, paths, log_level=log_level, report=show)
@@ -76,10 +76,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 
 def cmd_remove(args: argparse.Namespace) -> int:
+    from rag_assets.defs.instance import hold_data_folder, open_instance
     from rag_assets.defs.lifecycle import remove_documents
     from rag_assets.defs.partitions import documents_partitions
     from rag_assets.defs.resources import MilvusResource
-    from rag_assets.instance import hold_data_folder, open_instance
     from rag_assets.removal import DataFolder
     from rag_assets.sources.keys import is_valid_partition_key
     from rag_assets.storage import resolve_doc_id
@@ -185,8 +185,8 @@ def cmd_chunks(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    from rag_assets.defs.instance import open_instance
     from rag_assets.defs.status import documents_status
-    from rag_assets.instance import open_instance
     from rag_assets.sources.inbox import scan_inbox
 
     settings = _settings(args)
@@ -251,7 +251,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from rag_assets.defs.assets.evaluation import comparison_of, evaluate
+    from rag_assets.runner.evaluation import comparison_of, evaluate
 
     settings = _settings(args)
     if args.eval_dir:
@@ -283,7 +283,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_ui(args: argparse.Namespace) -> int:
-    from rag_assets.instance import ensure_dagster_home
+    from rag_assets.defs.instance import ensure_dagster_home
 
     settings = _settings(args)
     env = {

@@ -67,9 +67,9 @@ def materialize_file(source, data_dir, assets=LAYERS_1_2):
     from dagster import AssetKey, DagsterInstance
 
     from rag_assets.defs.build import build_defs
-    from rag_assets.defs.ingest import place_in_inbox
     from rag_assets.defs.jobs import INGEST_JOB
     from rag_assets.defs.partitions import documents_partitions
+    from rag_assets.runner.ingest import place_in_inbox
     from rag_assets.settings import Settings
     from rag_assets.sources.keys import partition_key_for
 

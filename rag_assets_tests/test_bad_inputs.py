@@ -478,8 +478,8 @@ def _one_line(text: str) -> bool:
 def test_bad_inputs_fail_alone_and_good_documents_land(tmp_path, capsys):
     from dagster import DagsterInstance
 
-    from rag_assets.defs.ingest import ingest
     from rag_assets.embedding.models import EmbeddingSpec, load_embedder
+    from rag_assets.runner.ingest import ingest
     from rag_assets.settings import Settings
     from rag_assets.storage import read_chunks
 

@@ -26,13 +26,13 @@ from rag_assets.normalize.markdown import assemble_markdown
 from rag_assets.parsers.docling import DoclingParser
 from rag_assets.templates.base import TemplateOptions
 from rag_assets.templates.clauses import ClausesTemplate
-from rag_assets.templates.numbering import (
+from rag_assets.templates.tokens import ApproxTokenCounter
+from rag_assets.text.numbering import (
     chinese_numeral_value,
     find_markers,
     marker_at,
     roman_numeral_value,
 )
-from rag_assets.templates.tokens import ApproxTokenCounter
 from rag_assets_tests.builders import assert_blocking_checks_pass
 
 APPROX = ApproxTokenCounter()

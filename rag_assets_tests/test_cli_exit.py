@@ -21,7 +21,7 @@ SECTIONS = 300  # `chunks --json` then writes well past a pipe's 64 KiB buffer
 
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory) -> Path:
-    from rag_assets.defs.ingest import ingest
+    from rag_assets.runner.ingest import ingest
     from rag_assets.settings import Settings
 
     root = tmp_path_factory.mktemp("cli_exit")

@@ -93,7 +93,7 @@ def test_the_collection_check_finds_a_document_that_crowds_out_its_own_rows(tmp_
 
 @pytest.mark.slow
 def test_a_document_of_identical_sections_lands_once_and_hides_no_other(tmp_path):
-    from rag_assets.defs.ingest import ingest
+    from rag_assets.runner.ingest import ingest
     from rag_assets.settings import Settings
 
     repeated = tmp_path / "repeated.md"

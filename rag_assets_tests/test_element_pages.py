@@ -12,10 +12,10 @@ import pytest
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument, TableCell, TableData
 from rag_assets.normalize.pymupdf_adapter import pymupdf_to_ir
 from rag_assets.normalize.repairs.tables import merge_continued_tables
+from rag_assets.normalize.table_markdown import table_to_markdown
 from rag_assets.parsers.pymupdf import PyMuPDFParser
 from rag_assets.tables.models import TableMarkdown
 from rag_assets.tables.structure import with_table_markdown
-from rag_assets.tables.to_markdown import table_to_markdown
 from rag_assets.templates.base import TemplateOptions
 from rag_assets.templates.registry import get_template
 from rag_assets.templates.tokens import ApproxTokenCounter

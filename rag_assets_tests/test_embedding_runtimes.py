@@ -209,7 +209,7 @@ def test_two_processes_export_once_and_never_see_half_an_export(tmp_path):
     env = {**os.environ, "PYTHONWARNINGS": "ignore", "RAG_ASSETS_MODEL_CACHE": str(cache)}
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "rag_assets.embedding.onnx_export"],
+            [sys.executable, "-m", "rag_assets.embedding.prepare"],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -278,7 +278,7 @@ def test_default_cache_dir_follows_the_setting(monkeypatch, tmp_path):
 def test_chunk_embeddings_records_the_runtime_and_a_new_runtime_re_embeds(tmp_path, monkeypatch):
     from dagster import AssetKey, DagsterInstance
 
-    from rag_assets.defs.ingest import ingest
+    from rag_assets.runner.ingest import ingest
     from rag_assets.settings import Settings
 
     doc = tmp_path / "pumps.md"

@@ -8,8 +8,8 @@ from dagster import AssetKey, DagsterInstance
 
 from rag_assets.cli import main
 from rag_assets.defs.build import build_defs
-from rag_assets.defs.ingest import ingest, place_in_inbox
 from rag_assets.defs.jobs import INGEST_JOB
+from rag_assets.runner.ingest import ingest, place_in_inbox
 from rag_assets.settings import Settings
 from rag_assets.sources.inbox import scan_folder
 from rag_assets.sources.keys import (

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from dagster import AssetKey, AssetRecordsFilter, DagsterInstance
 
-from rag_assets.defs.ingest import ingest
+from rag_assets.runner.ingest import ingest
 from rag_assets.settings import Settings
 from rag_assets.storage import read_chunks
 from rag_assets.templates.semantic import SemanticTemplate

@@ -268,7 +268,7 @@ def test_vision_tables_that_raise_leave_the_parsers_tables(
 def test_a_failed_repair_lands_the_document_degraded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from rag_assets.defs.ingest import _outcome
+    from rag_assets.runner.ingest import _outcome
 
     monkeypatch.setattr(repairs, "REPAIRS", _broken("split_words_joined"))
     source = tmp_path / "guide.md"

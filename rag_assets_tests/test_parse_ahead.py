@@ -9,11 +9,11 @@ import pymupdf
 import pytest
 
 from rag_assets.defs.build import build_defs
-from rag_assets.defs.ingest import ParseAhead, ingest
 from rag_assets.normalize.adapt import to_ir
 from rag_assets.parsers import page_pool
 from rag_assets.parsers.page_pool import MIN_SPLIT_PAGES
 from rag_assets.parsers.pymupdf import PyMuPDFParser
+from rag_assets.runner.ingest import ParseAhead, ingest
 from rag_assets.settings import Settings
 from rag_assets.sources.inbox import sha256_file
 from rag_assets.storage import read_documents

@@ -4,8 +4,8 @@ import pytest
 from dagster import DagsterInstance
 
 from rag_assets.defs.checks import CHUNK_CHECKS, COVERAGE_CHECKS, EMBEDDING_CHECKS, INDEX_CHECKS
-from rag_assets.defs.ingest import ingest
 from rag_assets.retrieval.search import search
+from rag_assets.runner.ingest import ingest
 from rag_assets.settings import Settings
 from rag_assets.storage import read_chunks
 

@@ -6,9 +6,9 @@ from rag_assets.errors import DocumentError
 from rag_assets.normalize.adapt import to_ir
 from rag_assets.parsers.plaintext import PlainTextParser
 from rag_assets.parsers.routing import ParserRouter
-from rag_assets.templates.numbering import marker_at
 from rag_assets.templates.registry import build_template
 from rag_assets.templates.tokens import ApproxTokenCounter
+from rag_assets.text.numbering import marker_at
 
 
 def _ir(path):

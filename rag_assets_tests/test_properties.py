@@ -31,12 +31,12 @@ from rag_assets.contracts.ir import (
 from rag_assets.contracts.tabular import to_arrow, to_records
 from rag_assets.normalize.repairs import REPAIRS, repair_document
 from rag_assets.normalize.repairs.heading_levels import LEVEL_STATED
+from rag_assets.normalize.table_markdown import table_to_markdown
 from rag_assets.quality.chunks import (
     check_chunks_have_content,
     check_ids_unique_and_deterministic,
     check_metadata_complete,
 )
-from rag_assets.tables.to_markdown import table_to_markdown
 from rag_assets.templates.registry import available_templates, build_template
 from rag_assets.templates.tokens import ApproxTokenCounter
 from rag_assets_tests.builders import doc_from_elements

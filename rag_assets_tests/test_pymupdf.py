@@ -15,9 +15,9 @@ import pytest
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.errors import DocumentError
 from rag_assets.normalize.pymupdf_adapter import pymupdf_to_ir
+from rag_assets.normalize.table_markdown import table_to_markdown
 from rag_assets.parsers.base import ParsedDocument
 from rag_assets.parsers.pymupdf import PyMuPDFParser
-from rag_assets.tables.to_markdown import table_to_markdown
 from rag_assets.templates.spec import SpecTemplate
 from rag_assets.templates.tokens import ApproxTokenCounter
 
@@ -326,9 +326,9 @@ def test_ocr_reads_only_the_page_without_a_text_layer_and_says_why(
 
 @pytest.mark.slow
 def test_parsed_documents_metadata_counts_the_pages_ocr_read(tmp_path: Path) -> None:
-    from rag_assets.defs.ingest import ingest
+    from rag_assets.defs.instance import open_instance
     from rag_assets.defs.status import latest_metadata
-    from rag_assets.instance import open_instance
+    from rag_assets.runner.ingest import ingest
     from rag_assets.settings import Settings
 
     path = tmp_path / "scan.pdf"

@@ -32,9 +32,9 @@ from rag_assets.normalize.repairs.text import (
     join_split_words,
     remove_cjk_spaces,
 )
+from rag_assets.normalize.table_markdown import table_to_markdown
 from rag_assets.parsers.base import ParsedDocument
 from rag_assets.parsers.pymupdf import PyMuPDFParser
-from rag_assets.tables.to_markdown import table_to_markdown
 from rag_assets_tests.builders import doc_from_elements, materialize_file
 
 FURNITURE = ("page_header", "page_footer")

@@ -14,9 +14,9 @@ from pydantic import ValidationError
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument, TableCell, TableData
 from rag_assets.normalize.pymupdf_adapter import pymupdf_to_ir
+from rag_assets.normalize.table_markdown import table_to_markdown
 from rag_assets.parsers.pymupdf import PyMuPDFParser
 from rag_assets.tables.structure import structure_markdown, with_table_markdown
-from rag_assets.tables.to_markdown import table_to_markdown
 from rag_assets.templates.base import TemplateOptions
 from rag_assets.templates.semantic import SemanticTemplate
 from rag_assets.templates.spec import SpecOptions, SpecTemplate, spec_structure

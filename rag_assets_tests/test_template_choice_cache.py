@@ -6,7 +6,7 @@ import json
 import pytest
 from dagster import AssetKey, AssetRecordsFilter, DagsterInstance
 
-from rag_assets.defs.ingest import ingest
+from rag_assets.runner.ingest import ingest
 from rag_assets.settings import Settings
 from rag_assets_tests.openai_stub import Behaviour, serve_stub
 

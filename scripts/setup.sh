@@ -27,7 +27,7 @@ SCARF_NO_ANALYTICS=true .venv/bin/python -c "import FlagEmbedding, pymupdf.layou
 echo "$wanted" > "$stamp"
 # The bundled model's ONNX export (the default embedding runtime), made once per machine and
 # model folder into $RAG_ASSETS_MODEL_CACHE; the first ingest would otherwise make it.
-.venv/bin/python -m rag_assets.embedding.onnx_export >/dev/null
+.venv/bin/python -m rag_assets.embedding.prepare >/dev/null
 
 # Debian's headless Chromium for the UI screenshots test (rag_assets_tests/test_ui_screenshots.py)
 # and PostgreSQL's server for the deployment test (rag_assets_tests/test_postgres_deployment.py,

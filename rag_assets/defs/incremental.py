@@ -28,16 +28,17 @@ from dagster import (
     SourceAsset,
     observable_source_asset,
 )
-from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
-from dagster._core.definitions.data_version import (
+
+from rag_assets.defs.dagster_private import (
     DATA_VERSION_TAG,
+    PARTITION_NAME_TAG,
+    AssetGraphView,
     CachingStaleStatusResolver,
     StaleStatus,
+    TemporalContext,
     extract_data_provenance_from_entry,
+    get_current_datetime,
 )
-from dagster._core.storage.tags import PARTITION_NAME_TAG
-from dagster._time import get_current_datetime
-
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.index.milvus import ENGINE_BM25
 from rag_assets.sources.inbox import InboxFile, scan_folder, sha256_file

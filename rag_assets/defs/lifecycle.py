@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from dagster import DagsterInstance, RunsFilter
-from dagster._core.storage.tags import PARTITION_NAME_TAG
 
+from rag_assets.defs.dagster_private import PARTITION_NAME_TAG
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import MilvusResource
 from rag_assets.index.milvus import purge_deleted_rows

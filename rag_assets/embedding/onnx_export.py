@@ -204,16 +204,3 @@ def _quantize(fp32: Path, int8: Path) -> None:
         per_channel=True,
         op_types_to_quantize=["MatMul"],
     )
-
-
-def main() -> None:
-    """Export the bundled model ahead of its first use (scripts/setup.sh runs this)."""
-    from rag_assets.embedding.models import EmbeddingSpec, resolve_model
-
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    model = resolve_model(EmbeddingSpec())
-    print(ensure_exported(model.path, model.name, default_cache_dir()))
-
-
-if __name__ == "__main__":
-    main()

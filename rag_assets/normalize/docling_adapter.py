@@ -27,8 +27,8 @@ from rag_assets.contracts.ir import (
 )
 from rag_assets.normalize.markdown import assemble_markdown
 from rag_assets.normalize.repairs.heading_levels import LEVEL_STATED
+from rag_assets.normalize.table_markdown import table_to_markdown
 from rag_assets.parsers.base import ParsedDocument
-from rag_assets.tables.to_markdown import table_to_markdown
 
 if TYPE_CHECKING:
     from docling_core.types.doc import DoclingDocument, NodeItem

@@ -36,8 +36,8 @@ from rag_assets.normalize.leaders import (
     split_leader_rows,
 )
 from rag_assets.normalize.markdown import assemble_markdown
+from rag_assets.normalize.table_markdown import table_to_markdown
 from rag_assets.parsers.base import ParsedDocument
-from rag_assets.tables.to_markdown import table_to_markdown
 
 _TYPES: dict[str, ElementType] = {
     "text": "paragraph",

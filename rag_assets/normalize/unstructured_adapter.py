@@ -29,8 +29,8 @@ from rag_assets.contracts.ir import (
 )
 from rag_assets.normalize.markdown import assemble_markdown
 from rag_assets.normalize.repairs.heading_levels import LEVEL_STATED
+from rag_assets.normalize.table_markdown import table_to_markdown
 from rag_assets.parsers.base import ParsedDocument
-from rag_assets.tables.to_markdown import table_to_markdown
 
 _TEXT_TYPES: dict[str, ElementType] = {
     "FigureCaption": "caption",

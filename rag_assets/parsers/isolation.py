@@ -15,6 +15,7 @@ from pathlib import Path
 
 from rag_assets.errors import DocumentError
 from rag_assets.parsers.base import ParsedDocument
+from rag_assets.parsers.build import build_parser
 from rag_assets.parsers.page_pool import (
     MEMORY_ENV,
     TimedOut,
@@ -74,9 +75,7 @@ def _parse(parser: str, path: str, file_format: str, artifacts_path: str | None)
     """In a worker: the parse itself, with the parser object kept for the next document."""
     key = (parser, artifacts_path)
     if key not in _parsers:
-        from rag_assets.parsers.routing import ParserRouter
-
-        _parsers[key] = ParserRouter(parser, artifacts_path).parser_for(parser, file_format)
+        _parsers[key] = build_parser(parser, artifacts_path)
     try:
         return _parsers[key].parse(Path(path), file_format)
     except Exception as error:

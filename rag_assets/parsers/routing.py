@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rag_assets.errors import ConfigurationError, DocumentError
 from rag_assets.parsers.base import ParsedDocument
+from rag_assets.parsers.build import build_parser
 from rag_assets.parsers.isolation import parse_in_worker
 from rag_assets.parsers.page_pool import may_start_workers
 from rag_assets.parsers.unstructured import FORMATS as UNSTRUCTURED_FORMATS
@@ -60,22 +61,9 @@ class ParserRouter:
                 self._instances["image"] = ImageParser(self.parser_for("pymupdf"))
             return self._instances["image"]
         if name not in self._instances:
-            if name == "docling":
-                from rag_assets.parsers.docling import DoclingParser
-
-                self._instances[name] = DoclingParser(artifacts_path=self.docling_artifacts_path)
-            elif name == "unstructured":
-                from rag_assets.parsers.unstructured import UnstructuredParser
-
-                self._instances[name] = UnstructuredParser()
-            elif name == "plaintext":
-                from rag_assets.parsers.plaintext import PlainTextParser
-
-                self._instances[name] = PlainTextParser()
-            else:
-                from rag_assets.parsers.pymupdf import PyMuPDFParser
-
-                self._instances[name] = PyMuPDFParser(workers=self.parse_workers)
+            self._instances[name] = build_parser(
+                name, self.docling_artifacts_path, self.parse_workers
+            )
         return self._instances[name]
 
     def choose(self, file_format: str) -> ParserChoice:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
+from rag_assets.normalize.table_markdown import table_to_markdown
 from rag_assets.tables.models import TableMarkdown
-from rag_assets.tables.to_markdown import table_to_markdown
 
 VISION_OFF = "vision: off (no vision model configured)"
 

@@ -46,9 +46,9 @@ from rag_assets.templates.base import (
     content_elements,
     header_path_for,
 )
-from rag_assets.templates.numbering import Marker, MarkerKind, find_markers, marker_at
 from rag_assets.templates.semantic import SemanticTemplate, _Piece, _render
 from rag_assets.templates.tokens import TokenCounter
+from rag_assets.text.numbering import Marker, MarkerKind, find_markers, marker_at
 
 Role = Literal["chapter", "section", "clause"]
 # Tables, code, figures and captions hold no clause markers, only content.

@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from rag_assets.templates.numbering import CN_NUMERAL, chinese_numeral_value, marker_at
 from rag_assets.templates.tokens import TokenCounter
+from rag_assets.text.numbering import CN_NUMERAL, chinese_numeral_value, marker_at
 
 # 本法第八条、第九条 / 本办法第八条或者第九条第二款 / 本条例第十二条至第十四条.
 _CN_ARTICLE = rf"第\s*({CN_NUMERAL})\s*条(?:第\s*{CN_NUMERAL}\s*[款项])*"

@@ -21,11 +21,11 @@ from rag_assets.llm import LLMClient, LLMError
 from rag_assets.optional import StepFailures
 from rag_assets.templates.base import heading_title
 from rag_assets.templates.choice_cache import CachedGuess, ChoiceCache, choice_key
-from rag_assets.templates.numbering import marker_at
 from rag_assets.templates.qa.markers import question_start
 from rag_assets.templates.registry import available_templates
 from rag_assets.templates.spec_parts.glossary import is_glossary_heading
 from rag_assets.templates.spec_parts.labels import parse_caption, table_caption
+from rag_assets.text.numbering import marker_at
 
 # 7 Title, 7.4.1 Title: a numbered section heading (not a year: "2024 Report").
 _NUMBERED_HEADING = re.compile(r"^#+\s+\d{1,3}(?:\.\d{1,3})*\.?\s+\S")

@@ -15,7 +15,6 @@ from dagster import (
     AssetExecutionContext,
     Config,
     ConfigurableResource,
-    ExecuteInProcessResult,
     Failure,
     MetadataValue,
     Output,
@@ -31,13 +30,11 @@ from rag_assets.defs.resources import CollectionsResource, EmbeddingResource, Mi
 from rag_assets.errors import ConfigurationError
 from rag_assets.retrieval.evaluation import (
     TOP_K,
-    Comparison,
     compare_templates,
     load_eval_sets,
     passage_document,
     run_specs,
 )
-from rag_assets.settings import Settings
 
 DEFAULT_TEMPLATES = ("fixed", "semantic", "auto")
 EVALUATION_VERSION = "1"  # relevance and metric definitions
@@ -189,30 +186,3 @@ def floors_check(metrics: dict[str, float], floors: dict[str, float]) -> AssetCh
             "below": MetadataValue.json({k: v for k, v in below.items()}),
         },
     )
-
-
-def evaluate(
-    settings: Settings,
-    templates: list[str] | None = None,
-    instance=None,
-    log_level: str = "WARNING",
-) -> ExecuteInProcessResult:
-    """Materialize retrieval_evaluation on the instance under the data dir (the CLI's path)."""
-    from rag_assets.defs.build import build_defs
-    from rag_assets.defs.jobs import EVALUATION_JOB
-    from rag_assets.instance import open_instance
-
-    job = build_defs(settings).resolve_job_def(EVALUATION_JOB)
-    config = {"templates": templates} if templates else {}
-    return job.execute_in_process(
-        instance=instance or open_instance(settings),
-        raise_on_error=False,
-        run_config={
-            "ops": {"retrieval_evaluation": {"config": config}},
-            "loggers": {"console": {"config": {"log_level": log_level}}},
-        },
-    )
-
-
-def comparison_of(result: ExecuteInProcessResult) -> Comparison | None:
-    return result.output_for_node("retrieval_evaluation") if result.success else None

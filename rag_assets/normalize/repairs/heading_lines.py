@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 
 from rag_assets.contracts.ir import DocumentElement
-from rag_assets.templates.numbering import Marker, marker_at
+from rag_assets.text.numbering import Marker, marker_at
 
 # Sentence punctuation a title has none of (commas are fine: "Remedies, liability and penalties").
 _SENTENCE_MARK = re.compile(r"[;:!?。；：！？，、]|\.(?:\s|$)")

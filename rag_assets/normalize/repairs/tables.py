@@ -13,7 +13,7 @@ import re
 
 from rag_assets.contracts.ir import DocumentElement, TableCell, TableData
 from rag_assets.normalize.repairs.furniture import FURNITURE_TYPES
-from rag_assets.tables.to_markdown import table_to_markdown
+from rag_assets.normalize.table_markdown import table_to_markdown
 
 # What may sit between two parts of one table: running headers/footers and a repeated caption.
 _BETWEEN_TYPES = FURNITURE_TYPES | {"caption"}

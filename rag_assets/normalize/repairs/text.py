@@ -10,7 +10,7 @@ from collections.abc import Callable, Set
 
 from rag_assets.contracts.ir import DocumentElement, TableData
 from rag_assets.normalize.repairs.heading_levels import LEVEL_STATED
-from rag_assets.tables.to_markdown import table_to_markdown
+from rag_assets.normalize.table_markdown import table_to_markdown
 
 # Code and formulas are verbatim; every other element's text (and table cell) is prose.
 _VERBATIM_TYPES = frozenset({"code", "formula"})

@@ -24,7 +24,7 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from rag_assets.instance import hold_data_folder
+from rag_assets.defs.instance import hold_data_folder
 from rag_assets.settings import Settings
 from rag_assets.sources.inbox import (
     SkippedFile,
@@ -34,8 +34,8 @@ from rag_assets.sources.inbox import (
     skip_reason,
 )
 from rag_assets.sources.paths import inside
+from rag_assets.storage import RECEIPT
 
-RECEIPT = "ingest-receipt.json"  # under the instance's folder
 # dagster.yaml keys that move storage off the SQLite files this receipt can watch.
 STORAGE_KEYS = ("storage", "run_storage", "event_log_storage")
 # Files SQLite keeps beside a database while a write is in flight, or in WAL mode.
@@ -194,7 +194,7 @@ def write_receipt(
 
 def replay(settings: Settings, paths: list[Path]) -> list[DocumentOutcome] | None:
     """Place the files in the inbox; the last receipt's outcomes if nothing it was read from has
-    changed since, else None (then `rag_assets.defs.ingest.ingest` decides, through Dagster)."""
+    changed since, else None (then `rag_assets.runner.ingest.ingest` decides, through Dagster)."""
     with hold_data_folder(settings.data_dir):
         relative_paths, skipped = place_in_inbox(
             paths, settings.inbox_dir, settings.inbox_follow_symlinks

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import signal
-import sys
 import time
 from collections.abc import Callable
 from contextlib import suppress
@@ -16,20 +15,25 @@ from dagster import (
     DagsterEventType,
     DagsterInstance,
 )
-from dagster._core.event_api import PartitionKeyFilter
-from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
-from dagster._core.storage.tags import PARTITION_NAME_TAG
-from dagster._utils.interrupts import pop_captured_interrupt
 
 from rag_assets.defs.build import build_defs
+from rag_assets.defs.dagster_private import (
+    PARTITION_NAME_TAG,
+    AssetCheckExecutionRecordStatus,
+    PartitionKeyFilter,
+    execute_in_process,
+    job_origins,
+    mark_interrupt_received,
+    pop_captured_interrupt,
+)
 from rag_assets.defs.incremental import PartitionPlan, plan_runs, report_changes
+from rag_assets.defs.instance import hold_data_folder, open_instance
 from rag_assets.defs.jobs import INGEST_JOB
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.recovery import process_tags, recover_dead_runs, wait_for_pools
 from rag_assets.defs.status import failure_reason, latest_metadata
 from rag_assets.errors import ConfigurationError, DocumentError
 from rag_assets.index.milvus import LiteHold
-from rag_assets.instance import hold_data_folder, open_instance
 from rag_assets.interrupts import (
     Interrupted,
     StopSignals,
@@ -38,7 +42,7 @@ from rag_assets.interrupts import (
     stop_signals,
 )
 from rag_assets.parsers.page_pool import drop_read_ahead
-from rag_assets.receipt import DocumentOutcome, place_in_inbox, receipt_digest, write_receipt
+from rag_assets.runner.receipt import DocumentOutcome, place_in_inbox, receipt_digest, write_receipt
 from rag_assets.settings import Settings
 from rag_assets.sources.inbox import scan_folder
 from rag_assets.sources.keys import partition_key_for
@@ -114,33 +118,6 @@ def _outcome(doc_id: str, source_path: str, result) -> DocumentOutcome:
     return outcome
 
 
-def job_origins(job_name: str):
-    """Where the UI finds `job_name`: its code location's remote origin (the run list, the
-    timeline and the job's Runs tab select runs by it) and the Python origin a run worker loads."""
-    from dagster._core.code_pointer import CodePointer
-    from dagster._core.definitions.repository_definition.valid_definitions import (
-        SINGLETON_REPOSITORY_NAME,
-    )
-    from dagster._core.origin import RepositoryPythonOrigin
-    from dagster._core.remote_origin import RemoteRepositoryOrigin
-    from dagster._core.workspace.load import (
-        location_origin_from_module_name,
-        location_origins_from_yaml_paths,
-    )
-
-    if WORKSPACE_YAML.is_file():
-        (location,) = location_origins_from_yaml_paths([str(WORKSPACE_YAML)])
-    else:
-        location = location_origin_from_module_name(LOCATION_MODULE, None, None)
-    target = location.loadable_target_origin
-    python = RepositoryPythonOrigin(
-        target.executable_path or sys.executable,
-        CodePointer.from_module(target.module_name, "defs", target.working_directory),
-    )
-    remote = RemoteRepositoryOrigin(location, SINGLETON_REPOSITORY_NAME)
-    return remote.get_job_origin(job_name), python.get_job_origin(job_name)
-
-
 def _execute(instance: DagsterInstance, defs, key: str, assets: tuple[str, ...], run_config):
     """One run of the code location's ingest job for one document, executed in this process.
 
@@ -149,11 +126,8 @@ def _execute(instance: DagsterInstance, defs, key: str, assets: tuple[str, ...],
     executing it here keeps models loaded once per process. The job's own executor runs the
     steps.
     """
-    from dagster._core.definitions.job_base import InMemoryJob
-    from dagster._core.execution.api import execute_run
-
     job_def = defs.resolve_job_def(INGEST_JOB)
-    remote_origin, python_origin = job_origins(INGEST_JOB)
+    remote_origin, python_origin = job_origins(INGEST_JOB, WORKSPACE_YAML, LOCATION_MODULE)
     run = instance.create_run_for_job(
         job_def,
         run_config=run_config,
@@ -164,7 +138,7 @@ def _execute(instance: DagsterInstance, defs, key: str, assets: tuple[str, ...],
         remote_job_origin=remote_origin,
         job_code_origin=python_origin,
     )
-    return execute_run(InMemoryJob(job_def), run, instance, raise_on_error=False)
+    return execute_in_process(job_def, run, instance)
 
 
 class IngestInterrupted(Exception):
@@ -215,9 +189,7 @@ def _stop_next_run() -> None:
     """A signal taken by our handler while a run is being created: Dagster's handlers are not in
     place yet, so it is set where they would have put it, and the run stops at its first step
     instead of running the whole document."""
-    from dagster._utils import interrupts
-
-    interrupts._received_interrupt["received"] = True
+    mark_interrupt_received()
 
 
 def _ingest(

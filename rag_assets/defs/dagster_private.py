@@ -1,0 +1,118 @@
+"""Every private Dagster API the project uses, and only here: a Dagster upgrade that moves or
+changes one fails on import of this module and in `test_dagster_private.py`, which names each.
+
+Why each is needed:
+- run creation as the daemon does it (`job_origins`, `execute_in_process`): a CLI ingest's
+  runs appear on the job's Runs tab and timeline, while models stay loaded in one process;
+- stale status (`AssetGraphView`, `CachingStaleStatusResolver`, ...): which documents and steps
+  an ingest or the refresh schedule must run, by Dagster's own data-version rules;
+- run and check records (`PartitionKeyFilter`, `AssetCheckExecutionRecordStatus`, tags);
+- interrupts (`pop_captured_interrupt`, `mark_interrupt_received`): a signal taken before a
+  run's own handlers are in place still stops it at its first step.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
+from dagster._core.definitions.data_version import (
+    DATA_VERSION_TAG,
+    CachingStaleStatusResolver,
+    StaleStatus,
+    extract_data_provenance_from_entry,
+)
+from dagster._core.event_api import PartitionKeyFilter
+from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
+from dagster._core.storage.tags import PARTITION_NAME_TAG
+from dagster._time import get_current_datetime
+from dagster._utils.interrupts import pop_captured_interrupt
+
+__all__ = [
+    "DATA_VERSION_TAG",
+    "PARTITION_NAME_TAG",
+    "AssetCheckExecutionRecordStatus",
+    "AssetGraphView",
+    "CachingStaleStatusResolver",
+    "PartitionKeyFilter",
+    "StaleStatus",
+    "TemporalContext",
+    "execute_in_process",
+    "extract_data_provenance_from_entry",
+    "get_current_datetime",
+    "job_origins",
+    "mark_interrupt_received",
+    "pop_captured_interrupt",
+]
+
+# (module, name) of each private API, imported here at first use or above.
+PRIVATE_APIS = (
+    ("dagster._core.asset_graph_view.asset_graph_view", "AssetGraphView"),
+    ("dagster._core.asset_graph_view.asset_graph_view", "TemporalContext"),
+    ("dagster._core.definitions.data_version", "DATA_VERSION_TAG"),
+    ("dagster._core.definitions.data_version", "CachingStaleStatusResolver"),
+    ("dagster._core.definitions.data_version", "StaleStatus"),
+    ("dagster._core.definitions.data_version", "extract_data_provenance_from_entry"),
+    ("dagster._core.event_api", "PartitionKeyFilter"),
+    ("dagster._core.storage.asset_check_execution_record", "AssetCheckExecutionRecordStatus"),
+    ("dagster._core.storage.tags", "PARTITION_NAME_TAG"),
+    ("dagster._time", "get_current_datetime"),
+    ("dagster._utils.interrupts", "pop_captured_interrupt"),
+    ("dagster._utils.interrupts", "_received_interrupt"),
+    ("dagster._core.code_pointer", "CodePointer"),
+    (
+        "dagster._core.definitions.repository_definition.valid_definitions",
+        "SINGLETON_REPOSITORY_NAME",
+    ),
+    ("dagster._core.origin", "RepositoryPythonOrigin"),
+    ("dagster._core.remote_origin", "RemoteRepositoryOrigin"),
+    ("dagster._core.workspace.load", "location_origin_from_module_name"),
+    ("dagster._core.workspace.load", "location_origins_from_yaml_paths"),
+    ("dagster._core.definitions.job_base", "InMemoryJob"),
+    ("dagster._core.execution.api", "execute_run"),
+)
+
+
+def job_origins(job_name: str, workspace_yaml: Path, location_module: str):
+    """Where the UI finds `job_name`: its code location's remote origin (the run list, the
+    timeline and the job's Runs tab select runs by it) and the Python origin a run worker loads."""
+    # Imported here: the workspace loader is only needed when an ingest creates its runs.
+    from dagster._core.code_pointer import CodePointer
+    from dagster._core.definitions.repository_definition.valid_definitions import (
+        SINGLETON_REPOSITORY_NAME,
+    )
+    from dagster._core.origin import RepositoryPythonOrigin
+    from dagster._core.remote_origin import RemoteRepositoryOrigin
+    from dagster._core.workspace.load import (
+        location_origin_from_module_name,
+        location_origins_from_yaml_paths,
+    )
+
+    if workspace_yaml.is_file():
+        (location,) = location_origins_from_yaml_paths([str(workspace_yaml)])
+    else:
+        location = location_origin_from_module_name(location_module, None, None)
+    target = location.loadable_target_origin
+    python = RepositoryPythonOrigin(
+        target.executable_path or sys.executable,
+        CodePointer.from_module(target.module_name, "defs", target.working_directory),
+    )
+    remote = RemoteRepositoryOrigin(location, SINGLETON_REPOSITORY_NAME)
+    return remote.get_job_origin(job_name), python.get_job_origin(job_name)
+
+
+def execute_in_process(job_def, run, instance):
+    """Execute a run created for `job_def` here, as a run worker would; its events, not raised."""
+    from dagster._core.definitions.job_base import InMemoryJob
+    from dagster._core.execution.api import execute_run
+
+    return execute_run(InMemoryJob(job_def), run, instance, raise_on_error=False)
+
+
+def mark_interrupt_received() -> None:
+    """Set where Dagster's own handlers would put a signal they took: the run being created
+    stops at its first step."""
+    from dagster._utils import interrupts
+
+    interrupts._received_interrupt["received"] = True

@@ -1,0 +1,23 @@
+"""A parser object by name; each library is imported only when its parser is first built."""
+
+from __future__ import annotations
+
+
+def build_parser(name: str, docling_artifacts_path: str | None = None, workers: int = 1):
+    """A new `name` parser: docling, unstructured, plaintext or pymupdf (whose page ranges run in
+    `workers` processes)."""
+    if name == "docling":
+        from rag_assets.parsers.docling import DoclingParser
+
+        return DoclingParser(artifacts_path=docling_artifacts_path)
+    if name == "unstructured":
+        from rag_assets.parsers.unstructured import UnstructuredParser
+
+        return UnstructuredParser()
+    if name == "plaintext":
+        from rag_assets.parsers.plaintext import PlainTextParser
+
+        return PlainTextParser()
+    from rag_assets.parsers.pymupdf import PyMuPDFParser
+
+    return PyMuPDFParser(workers=workers)

@@ -1,0 +1,34 @@
+"""An evaluation run from the CLI: the code location's evaluation job, in this process."""
+
+from __future__ import annotations
+
+from dagster import ExecuteInProcessResult
+
+from rag_assets.defs.build import build_defs
+from rag_assets.defs.instance import open_instance
+from rag_assets.defs.jobs import EVALUATION_JOB
+from rag_assets.retrieval.evaluation import Comparison
+from rag_assets.settings import Settings
+
+
+def evaluate(
+    settings: Settings,
+    templates: list[str] | None = None,
+    instance=None,
+    log_level: str = "WARNING",
+) -> ExecuteInProcessResult:
+    """Materialize retrieval_evaluation on the instance under the data dir (the CLI's path)."""
+    job = build_defs(settings).resolve_job_def(EVALUATION_JOB)
+    config = {"templates": templates} if templates else {}
+    return job.execute_in_process(
+        instance=instance or open_instance(settings),
+        raise_on_error=False,
+        run_config={
+            "ops": {"retrieval_evaluation": {"config": config}},
+            "loggers": {"console": {"config": {"log_level": log_level}}},
+        },
+    )
+
+
+def comparison_of(result: ExecuteInProcessResult) -> Comparison | None:
+    return result.output_for_node("retrieval_evaluation") if result.success else None
