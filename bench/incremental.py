@@ -23,7 +23,7 @@ from pathlib import Path
 
 import yaml
 
-from rag_assets.storage import RECEIPT
+from rag_assets.instance import RECEIPT
 
 REPO = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "rag_assets.cli"]

@@ -253,7 +253,7 @@ def per_step(settings, samples: list[tuple[float, int]]) -> list[dict]:
     """Each asset's summed step seconds over the ingest's runs and the peak sampled RSS in them."""
     from dagster import DagsterEventType, EventRecordsFilter
 
-    from rag_assets.defs.instance import open_instance
+    from rag_assets.instance import open_instance
 
     windows: dict[str, list[tuple[float, float]]] = {}
     with open_instance(settings) as instance:

@@ -76,10 +76,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 
 def cmd_remove(args: argparse.Namespace) -> int:
-    from rag_assets.defs.instance import hold_data_folder, open_instance
     from rag_assets.defs.lifecycle import remove_documents
     from rag_assets.defs.partitions import documents_partitions
     from rag_assets.defs.resources import MilvusResource
+    from rag_assets.instance import hold_data_folder, open_instance
     from rag_assets.removal import DataFolder
     from rag_assets.sources.keys import is_valid_partition_key
     from rag_assets.storage import resolve_doc_id
@@ -185,8 +185,8 @@ def cmd_chunks(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from rag_assets.defs.instance import open_instance
     from rag_assets.defs.status import documents_status
+    from rag_assets.instance import open_instance
     from rag_assets.sources.inbox import scan_inbox
 
     settings = _settings(args)
@@ -283,7 +283,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_ui(args: argparse.Namespace) -> int:
-    from rag_assets.defs.instance import ensure_dagster_home
+    from rag_assets.instance import ensure_dagster_home
 
     settings = _settings(args)
     env = {

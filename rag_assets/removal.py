@@ -29,11 +29,12 @@ from upath import UPath
 
 from rag_assets.contracts.tabular import from_arrow
 from rag_assets.index.milvus import MilvusIndex
+from rag_assets.instance import RECEIPT
 from rag_assets.settings import Settings
 from rag_assets.sources.inbox import scan_folder
 from rag_assets.sources.keys import check_partition_key
 from rag_assets.sources.paths import inside
-from rag_assets.storage import RECEIPT, read_documents, read_parquet
+from rag_assets.storage import read_documents, read_parquet
 from rag_assets.tables.cache import VisionCache
 from rag_assets.tables.models import TableMarkdown
 from rag_assets.templates.choice_cache import ChoiceCache

@@ -18,9 +18,6 @@ from rag_assets.sources.keys import is_valid_partition_key, partition_key_for
 from rag_assets.tables.models import TableMarkdown
 from rag_assets.tables.structure import with_table_markdown
 
-# The last ingest's receipt, under the Dagster instance's folder (settings.dagster_home).
-RECEIPT = "ingest-receipt.json"
-
 
 def read_parquet(path: UPath) -> pa.Table:
     """A Parquet file, read here and parsed from memory Arrow owns. Given a Python file object

@@ -8,7 +8,7 @@ import yaml
 from dagster import AssetKey, DagsterInstance, build_schedule_context, build_sensor_context
 
 from rag_assets.defs.build import build_defs
-from rag_assets.defs.instance import ensure_dagster_home
+from rag_assets.instance import ensure_dagster_home
 from rag_assets.runner.ingest import ingest
 from rag_assets.settings import Settings
 
@@ -152,8 +152,8 @@ def test_automation_requests_nothing_a_running_inbox_run_does_and_reacts_after_i
 ):
     from dagster import evaluate_automation_conditions
 
-    from rag_assets.defs.instance import open_instance
     from rag_assets.defs.jobs import INGEST_JOB
+    from rag_assets.instance import open_instance
 
     settings = Settings(data_dir=tmp_path / "data")
     settings.inbox_dir.mkdir(parents=True)
@@ -204,8 +204,8 @@ def test_automation_requests_nothing_a_running_cli_ingest_run_does(tmp_path, mon
     from dagster import evaluate_automation_conditions
 
     from rag_assets.defs.incremental import PIPELINE
-    from rag_assets.defs.instance import open_instance
     from rag_assets.defs.partitions import documents_partitions
+    from rag_assets.instance import open_instance
     from rag_assets.runner.ingest import _execute
     from rag_assets.sources.keys import partition_key_for
 

@@ -12,10 +12,10 @@ import pytest
 from dagster import DagsterRunStatus
 from upath import UPath
 
-from rag_assets.defs.instance import open_instance
 from rag_assets.defs.io_managers import PydanticJsonIOManager
 from rag_assets.index.milvus import LiteHold, MilvusIndex
 from rag_assets.index.rows import IndexReport
+from rag_assets.instance import open_instance
 from rag_assets.settings import Settings
 
 CLI = str(Path(sys.executable).with_name("rag-assets"))
@@ -60,7 +60,7 @@ def test_two_ingests_into_a_fresh_data_folder_at_once(tmp_path):
 OPEN = """
 import sys, time
 from pathlib import Path
-from rag_assets.defs.instance import open_instance
+from rag_assets.instance import open_instance
 from rag_assets.settings import Settings
 start = Path(sys.argv[2])
 while not start.exists():

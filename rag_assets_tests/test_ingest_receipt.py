@@ -11,11 +11,10 @@ from dagster import AssetObservation, DagsterEventType
 from dagster._core.definitions.data_version import DATA_VERSION_TAG
 
 from rag_assets.cli import main
-from rag_assets.defs.instance import open_instance
+from rag_assets.instance import RECEIPT, open_instance
 from rag_assets.runner.ingest import ingest
 from rag_assets.runner.receipt import replay
 from rag_assets.settings import Settings
-from rag_assets.storage import RECEIPT
 from rag_assets_tests.conftest import REPO_ROOT
 
 pytestmark = pytest.mark.slow

@@ -12,8 +12,8 @@ from dagster_graphql.test.utils import execute_dagster_graphql
 
 from rag_assets.cli import main
 from rag_assets.defs.incremental import PIPELINE
-from rag_assets.defs.instance import open_instance
 from rag_assets.defs.jobs import INGEST_JOB
+from rag_assets.instance import open_instance
 from rag_assets.runner.ingest import WORKSPACE_YAML
 from rag_assets.settings import Settings
 

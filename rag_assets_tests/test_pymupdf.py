@@ -326,8 +326,8 @@ def test_ocr_reads_only_the_page_without_a_text_layer_and_says_why(
 
 @pytest.mark.slow
 def test_parsed_documents_metadata_counts_the_pages_ocr_read(tmp_path: Path) -> None:
-    from rag_assets.defs.instance import open_instance
     from rag_assets.defs.status import latest_metadata
+    from rag_assets.instance import open_instance
     from rag_assets.runner.ingest import ingest
     from rag_assets.settings import Settings
 

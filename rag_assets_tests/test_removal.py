@@ -14,7 +14,7 @@ from dagster import build_sensor_context
 from rag_assets.cli import main
 from rag_assets.contracts.tabular import to_arrow
 from rag_assets.defs.build import build_defs
-from rag_assets.defs.instance import open_instance
+from rag_assets.instance import open_instance
 from rag_assets.removal import DataFolder, remove_document
 from rag_assets.runner.ingest import ingest
 from rag_assets.settings import Settings

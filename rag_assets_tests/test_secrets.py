@@ -93,7 +93,7 @@ def _dump_instance(instance) -> str:
 @pytest.mark.slow
 def test_no_setting_secret_reaches_logs_metadata_or_stored_files(tmp_path, monkeypatch, capfd):
     from rag_assets.cli import main
-    from rag_assets.defs.instance import open_instance
+    from rag_assets.instance import open_instance
     from rag_assets.settings import Settings
 
     data = tmp_path / "data"

@@ -31,7 +31,7 @@ from dagster import (
     sensor,
 )
 
-from rag_assets.defs.instance import process_alive
+from rag_assets.instance import process_alive
 from rag_assets.interrupts import interruptible
 
 logger = logging.getLogger(__name__)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dagster import ExecuteInProcessResult
 
 from rag_assets.defs.build import build_defs
-from rag_assets.defs.instance import open_instance
 from rag_assets.defs.jobs import EVALUATION_JOB
+from rag_assets.instance import open_instance
 from rag_assets.retrieval.evaluation import Comparison
 from rag_assets.settings import Settings
 

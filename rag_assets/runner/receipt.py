@@ -24,7 +24,7 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from rag_assets.defs.instance import hold_data_folder
+from rag_assets.instance import RECEIPT, hold_data_folder
 from rag_assets.settings import Settings
 from rag_assets.sources.inbox import (
     SkippedFile,
@@ -34,7 +34,6 @@ from rag_assets.sources.inbox import (
     skip_reason,
 )
 from rag_assets.sources.paths import inside
-from rag_assets.storage import RECEIPT
 
 # dagster.yaml keys that move storage off the SQLite files this receipt can watch.
 STORAGE_KEYS = ("storage", "run_storage", "event_log_storage")
