@@ -39,7 +39,7 @@ from dagster._core.storage.tags import PARTITION_NAME_TAG
 from dagster._time import get_current_datetime
 
 from rag_assets.defs.partitions import documents_partitions
-from rag_assets.index.milvus import ENGINE_BM25
+from rag_assets.index.schema import ENGINE_BM25
 from rag_assets.sources.inbox import InboxFile, scan_folder, sha256_file
 
 # The executable assets in graph order, and the observed source each one reads besides its parents.
