@@ -14,7 +14,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from rag_assets.retrieval.language import detect_language
+from rag_assets.language import detect_language
 
 ROWS = [
     "The Host Control Register at offset 0x04 enables interrupts and DMA transfers.",

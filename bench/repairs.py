@@ -37,7 +37,7 @@ from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.embedding.models import Embedder, EmbeddingBatch, EmbeddingSpec
 from rag_assets.embedding.selection import select_embedder
 from rag_assets.errors import DocumentError
-from rag_assets.index.milvus import MilvusIndex
+from rag_assets.index.store import MilvusIndex
 from rag_assets.normalize.adapt import to_ir
 from rag_assets.normalize.repairs import REPAIR_NAMES
 from rag_assets.parsers.base import ParsedDocument

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from rag_assets.embedding.models import Embedder, EmbeddingBatch, EmbeddingSpec
 from rag_assets.embedding.selection import select_embedder
-from rag_assets.index.milvus import MilvusIndex
+from rag_assets.index.store import MilvusIndex
 from rag_assets.parsers.routing import ParserRouter
 from rag_assets.parsing import parse_file
 from rag_assets.retrieval.evaluation import (

@@ -41,7 +41,9 @@ from typing import Any
 import numpy as np
 from latency import CHUNKS_PER_DOC, DIM, Corpus, FixedQueries, cpu_seconds, unit_vectors
 
-from rag_assets.index.milvus import ANALYZERS, SCALAR_FIELDS, IndexRow, MilvusIndex
+from rag_assets.index.rows import IndexRow
+from rag_assets.index.schema import ANALYZERS, SCALAR_FIELDS
+from rag_assets.index.store import MilvusIndex
 from rag_assets.retrieval.fusion import FusionSettings
 from rag_assets.retrieval.search import Retriever
 

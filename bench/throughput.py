@@ -187,8 +187,8 @@ def straight_script(files: list[Path], data_dir: Path) -> tuple[float, int, list
     """Parse, chunk, embed and index each file with the library calls the assets make."""
     from rag_assets.embedding.models import EmbeddingSpec, load_embedder
     from rag_assets.embedding.rows import embedding_rows
-    from rag_assets.index.milvus import MilvusIndex
     from rag_assets.index.rows import index_rows
+    from rag_assets.index.store import MilvusIndex
     from rag_assets.parsers.routing import ParserRouter
     from rag_assets.parsing import parse_file
     from rag_assets.settings import Settings

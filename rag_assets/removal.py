@@ -28,7 +28,7 @@ from pathlib import Path
 from upath import UPath
 
 from rag_assets.contracts.tabular import from_arrow
-from rag_assets.index.milvus import MilvusIndex
+from rag_assets.index.store import MilvusIndex
 from rag_assets.instance import RECEIPT
 from rag_assets.settings import Settings
 from rag_assets.sources.inbox import scan_folder

@@ -13,7 +13,8 @@ from dagster import DagsterInstance
 
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.embedding.models import EmbeddingSpec, load_embedder
-from rag_assets.index.milvus import IndexRow, MilvusIndex
+from rag_assets.index.rows import IndexRow
+from rag_assets.index.store import MilvusIndex
 from rag_assets.runner.ingest import ingest
 from rag_assets.settings import Settings
 from rag_assets.templates.spec import SpecTemplate

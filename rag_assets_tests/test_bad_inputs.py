@@ -23,10 +23,11 @@ import pytest
 
 from rag_assets.contracts.chunk import ChunkRow, chunk_id_for
 from rag_assets.contracts.ir import DocumentElement
-from rag_assets.index.milvus import IndexRow, MilvusIndex
-from rag_assets.index.rollback import replace_checked
+from rag_assets.index.rows import IndexRow
+from rag_assets.index.store import MilvusIndex
 from rag_assets.normalize.repairs.furniture import restore_lone_furniture, retype_furniture
 from rag_assets.quality.index import check_self_retrieval
+from rag_assets.quality.rollback import replace_checked
 
 REPO = Path(__file__).resolve().parents[1]
 BIG_FILE_BYTES = 150 * 2**20

@@ -12,13 +12,9 @@ from pydantic import ValidationError
 from rag_assets.defs.incremental import SHARED, digest
 from rag_assets.defs.resources import EmbeddingResource, MilvusResource
 from rag_assets.errors import ConfigurationError
-from rag_assets.index.milvus import (
-    ANALYZERS,
-    SCHEMA_PROPERTY,
-    SCHEMA_VERSION,
-    IndexRow,
-    MilvusIndex,
-)
+from rag_assets.index.rows import IndexRow
+from rag_assets.index.schema import ANALYZERS, SCHEMA_PROPERTY, SCHEMA_VERSION, create_collection
+from rag_assets.index.store import MilvusIndex
 from rag_assets.settings import Settings
 
 MODEL = "bm25-params-model"
@@ -124,7 +120,8 @@ def test_a_collection_made_before_the_parameters_were_recorded_has_the_engines_o
     with MilvusIndex(uri) as index:
         name = index.collection_name(MODEL, 2)
         # What earlier code recorded: everything but k1 and b.
-        index._create(
+        create_collection(
+            index._client,
             name,
             2,
             False,
@@ -135,6 +132,9 @@ def test_a_collection_made_before_the_parameters_were_recorded_has_the_engines_o
                 "rag.has_sparse": "false",
                 "rag.text_analyzer": json.dumps(ANALYZERS["jieba"], sort_keys=True),
             },
+            index.text_analyzer,
+            index.bm25_k1,
+            index.bm25_b,
         )
         assert index.ensure_collection(MODEL, 2, False) == name
     with (

@@ -13,8 +13,9 @@ from dagster import DagsterRunStatus
 from upath import UPath
 
 from rag_assets.defs.io_managers import PydanticJsonIOManager
-from rag_assets.index.milvus import LiteHold, MilvusIndex
+from rag_assets.index.lite import LiteHold
 from rag_assets.index.rows import IndexReport
+from rag_assets.index.store import MilvusIndex
 from rag_assets.instance import open_instance
 from rag_assets.settings import Settings
 
@@ -91,14 +92,16 @@ def test_processes_setting_up_one_instance_at_once_all_succeed(tmp_path):
 
 HOLD = """
 import sys
-from rag_assets.index.milvus import LiteHold, MilvusIndex
+from rag_assets.index.lite import LiteHold
+from rag_assets.index.store import MilvusIndex
 with MilvusIndex(sys.argv[1]):
     print("holding", flush=True)
     sys.stdin.readline()
 """
 WAIT = """
 import logging, sys
-from rag_assets.index.milvus import LiteHold, MilvusIndex
+from rag_assets.index.lite import LiteHold
+from rag_assets.index.store import MilvusIndex
 logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
 with MilvusIndex(sys.argv[1]) as index:
     print("opened", index.list_collections(), flush=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag_assets.index.milvus import SearchHit
+from rag_assets.index.rows import SearchHit
 from rag_assets.retrieval.answer import check_answer
 from rag_assets.retrieval.conflicts import Conflict, find_conflicts, reconcile
 from rag_assets.retrieval.tools import Source

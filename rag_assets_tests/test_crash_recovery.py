@@ -24,7 +24,7 @@ from dagster._core.utils import make_new_run_id
 from rag_assets.defs.incremental import PIPELINE
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.recovery import HOST_TAG, PID_TAG, wait_for_pools
-from rag_assets.index.milvus import MilvusIndex
+from rag_assets.index.store import MilvusIndex
 from rag_assets.instance import open_instance
 from rag_assets.runner.ingest import ingest, place_in_inbox
 from rag_assets.settings import Settings

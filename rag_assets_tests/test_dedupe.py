@@ -8,8 +8,14 @@ import pytest
 
 from rag_assets.contracts.chunk import ChunkRow, chunk_id_for
 from rag_assets.embedding.rows import EmbeddingRow
-from rag_assets.index.milvus import IndexRow, MilvusIndex
-from rag_assets.index.rows import DUPLICATE_COUNT, DUPLICATE_IDS, DUPLICATE_IDS_KEPT, index_rows
+from rag_assets.index.rows import (
+    DUPLICATE_COUNT,
+    DUPLICATE_IDS,
+    DUPLICATE_IDS_KEPT,
+    IndexRow,
+    index_rows,
+)
+from rag_assets.index.store import MilvusIndex
 from rag_assets.quality.index import check_collection_self_retrieval, check_row_count
 
 DIM = 16

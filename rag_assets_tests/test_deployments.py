@@ -22,7 +22,7 @@ import yaml
 from dagster._core.instance.config import dagster_instance_config
 from moto.server import ThreadedMotoServer
 
-from rag_assets.index.milvus import MilvusIndex
+from rag_assets.index.store import MilvusIndex
 from rag_assets.retrieval.fusion import ENV_PREFIX, FusionSettings
 from rag_assets.runner.ingest import ingest
 from rag_assets.settings import Settings

@@ -23,9 +23,10 @@ from dagster import RunsFilter
 from dagster._core.storage.tags import PARTITION_NAME_TAG
 
 from rag_assets.contracts.chunk import ChunkRow, chunk_id_for
-from rag_assets.index.milvus import IndexRow, MilvusIndex
-from rag_assets.index.rollback import replace_checked
+from rag_assets.index.rows import IndexRow
+from rag_assets.index.store import MilvusIndex
 from rag_assets.instance import open_instance
+from rag_assets.quality.rollback import replace_checked
 from rag_assets.settings import Settings
 from rag_assets.sources.keys import partition_key_for
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from rag_assets.language import detect_language
 from rag_assets.retrieval.fusion import (
     FusionSettings,
     covers,
@@ -12,7 +13,6 @@ from rag_assets.retrieval.fusion import (
     relative_scores,
     weighted_rrf,
 )
-from rag_assets.retrieval.language import detect_language
 
 
 @pytest.mark.parametrize(

@@ -13,14 +13,12 @@ import pytest
 from rag_assets.contracts.chunk import ChunkRow, chunk_id_for
 from rag_assets.embedding.models import Embedder, EmbeddingSpec, load_embedder
 from rag_assets.errors import ConfigurationError
-from rag_assets.index import milvus
-from rag_assets.index.milvus import (
-    IndexRow,
-    IndexUnavailableError,
-    MilvusIndex,
-    OutdatedCollectionError,
-    quote,
-)
+from rag_assets.index import lite
+from rag_assets.index.filters import quote
+from rag_assets.index.lite import IndexUnavailableError
+from rag_assets.index.rows import IndexRow
+from rag_assets.index.schema import OutdatedCollectionError
+from rag_assets.index.store import MilvusIndex
 
 SPEC_DOC = "specs/host-controller.pdf"
 MANUAL_DOC = 'manual "B" \\ it\'s.docx'  # quotes and a backslash must survive filters
@@ -327,7 +325,7 @@ def test_a_file_held_by_another_process_gives_a_clear_error(
     )
     try:
         assert child.stdout is not None and child.stdout.readline().strip() == "ready"
-        monkeypatch.setattr(milvus, "OPEN_DELAYS", (0.1, 0.1))  # the real backoff takes ~10 s
+        monkeypatch.setattr(lite, "OPEN_DELAYS", (0.1, 0.1))  # the real backoff takes ~10 s
         with pytest.raises(IndexUnavailableError, match="held.db.*another process"):
             MilvusIndex(uri)
     finally:

@@ -9,7 +9,7 @@ from upath import UPath
 
 from rag_assets.defs.checks import CHUNK_CHECKS, COVERAGE_CHECKS, EMBEDDING_CHECKS, INDEX_CHECKS
 from rag_assets.embedding.models import load_embedder
-from rag_assets.index.milvus import MilvusIndex
+from rag_assets.index.store import MilvusIndex
 from rag_assets.retrieval.search import search
 from rag_assets.runner.ingest import ingest
 from rag_assets.settings import Settings

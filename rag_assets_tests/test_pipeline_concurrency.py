@@ -7,7 +7,7 @@ import pytest
 from dagster import DagsterInstance
 from dagster._core.instance.config import dagster_instance_config
 
-from rag_assets.index.milvus import MilvusIndex
+from rag_assets.index.store import MilvusIndex
 from rag_assets.instance import REPO_INSTANCE_YAML, ensure_dagster_home
 from rag_assets.runner.ingest import ingest
 from rag_assets.settings import Settings

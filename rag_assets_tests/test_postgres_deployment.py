@@ -27,7 +27,7 @@ import yaml
 from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
 from dagster._core.storage.dagster_run import IN_PROGRESS_RUN_STATUSES
 
-from rag_assets.index.milvus import MilvusIndex
+from rag_assets.index.store import MilvusIndex
 from rag_assets.settings import Settings
 from rag_assets.storage import read_chunks
 from rag_assets_tests.test_deployments import COMPOSE_DIR, SCALE_INSTANCE, compose

@@ -5,7 +5,8 @@ import pytest
 
 from rag_assets.contracts.chunk import ChunkRow, chunk_id_for
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
-from rag_assets.index.milvus import IndexRow, MilvusIndex
+from rag_assets.index.rows import IndexRow
+from rag_assets.index.store import MilvusIndex
 from rag_assets.quality.chunks import (
     check_chunks_have_content,
     check_header_paths,

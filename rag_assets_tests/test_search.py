@@ -13,7 +13,9 @@ import pytest
 from rag_assets.cli import main
 from rag_assets.contracts.chunk import ChunkRow, chunk_id_for
 from rag_assets.embedding.models import Embedder, EmbeddingSpec, load_embedder
-from rag_assets.index.milvus import IndexRow, MilvusIndex, OutdatedCollectionError
+from rag_assets.index.rows import IndexRow
+from rag_assets.index.schema import OutdatedCollectionError
+from rag_assets.index.store import MilvusIndex
 from rag_assets.retrieval.fusion import FusionSettings
 from rag_assets.retrieval.rerank import HttpReranker
 from rag_assets.retrieval.search import (

@@ -4,7 +4,7 @@ import pytest
 from dagster import DagsterInstance, build_sensor_context
 
 from rag_assets.defs.build import build_defs
-from rag_assets.index.milvus import MilvusIndex
+from rag_assets.index.store import MilvusIndex
 from rag_assets.runner.ingest import ingest
 from rag_assets.settings import Settings
 from rag_assets.sources.keys import partition_key_for

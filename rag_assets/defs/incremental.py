@@ -40,7 +40,7 @@ from rag_assets.defs.dagster_private import (
     get_current_datetime,
 )
 from rag_assets.defs.partitions import documents_partitions
-from rag_assets.index.milvus import ENGINE_BM25
+from rag_assets.index.schema import ENGINE_BM25
 from rag_assets.sources.inbox import InboxFile, scan_folder, sha256_file
 
 # The executable assets in graph order, and the observed source each one reads besides its parents.

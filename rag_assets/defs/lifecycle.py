@@ -11,7 +11,7 @@ from dagster import DagsterInstance, RunsFilter
 from rag_assets.defs.dagster_private import PARTITION_NAME_TAG
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import MilvusResource
-from rag_assets.index.milvus import purge_deleted_rows
+from rag_assets.index.lite import purge_deleted_rows
 from rag_assets.removal import DataFolder, Removed, remove_document
 
 

@@ -190,7 +190,7 @@ class MilvusResource(ConfigurableResource):
 
     @contextmanager
     def open(self) -> Iterator:
-        from rag_assets.index.milvus import MilvusIndex
+        from rag_assets.index.store import MilvusIndex
 
         index = MilvusIndex(
             self.uri,

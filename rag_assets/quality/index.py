@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from rag_assets.index.milvus import IndexRow, MilvusIndex
+from rag_assets.index.rows import IndexRow
+from rag_assets.index.store import MilvusIndex
 from rag_assets.quality.outcome import CheckOutcome, outcome
 
 SELF_RETRIEVAL_SAMPLE = 5

@@ -39,10 +39,11 @@ from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
 from rag_assets.embedding.models import Embedder, EmbeddingBatch
 from rag_assets.errors import ConfigurationError
-from rag_assets.index.milvus import IndexRow, MilvusIndex
+from rag_assets.index.rows import IndexRow
+from rag_assets.index.store import MilvusIndex
+from rag_assets.language import detect_language
 from rag_assets.normalize.markdown import assemble_markdown
 from rag_assets.retrieval.fusion import FusionSettings
-from rag_assets.retrieval.language import detect_language
 from rag_assets.retrieval.search import Retriever, SearchFilters
 from rag_assets.templates.tokens import TokenCounter
 

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rag_assets.retrieval.language import UNDETERMINED
+from rag_assets.language import UNDETERMINED
 
 RETRIEVERS = ("dense", "bm25", "sparse")
 ENV_PREFIX = "RAG_ASSETS_FUSION_"

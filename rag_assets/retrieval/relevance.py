@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel
 
 from rag_assets.contracts.chunk import ChunkRow
-from rag_assets.index.milvus import quote
+from rag_assets.index.filters import quote
 from rag_assets.retrieval.search import Retriever
 
 NOT_FOUND_THRESHOLD = 0.375  # bench/answers.py --calibrate: the best balanced accuracy

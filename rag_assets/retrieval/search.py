@@ -18,7 +18,11 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from rag_assets.embedding.models import EmbeddingBatch, EmbeddingSpec
-from rag_assets.index.milvus import NO_PAGE, MilvusIndex, RankedId, SearchHit, quote
+from rag_assets.index.filters import quote
+from rag_assets.index.rows import RankedId, SearchHit
+from rag_assets.index.schema import NO_PAGE
+from rag_assets.index.store import MilvusIndex
+from rag_assets.language import detect_language
 from rag_assets.retrieval.fusion import (
     FusionSettings,
     fill_retrievers,
@@ -28,7 +32,6 @@ from rag_assets.retrieval.fusion import (
 )
 from rag_assets.retrieval.inputs import FilterValue, Page, SearchRequest, checked
 from rag_assets.retrieval.intent import asks_for_definition
-from rag_assets.retrieval.language import detect_language
 from rag_assets.retrieval.rerank import Reranker, RerankError, load_reranker, rerank
 from rag_assets.settings import Settings
 

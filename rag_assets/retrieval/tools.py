@@ -29,7 +29,7 @@ from pydantic import BaseModel
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.figures import figure_image
-from rag_assets.index.milvus import SearchHit
+from rag_assets.index.rows import SearchHit
 from rag_assets.retrieval.inputs import (
     FilterValue,
     Keywords,

@@ -32,7 +32,7 @@ from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.recovery import process_tags, recover_dead_runs, wait_for_pools
 from rag_assets.defs.status import failure_reason, latest_metadata
 from rag_assets.errors import ConfigurationError, DocumentError
-from rag_assets.index.milvus import LiteHold
+from rag_assets.index.lite import LiteHold
 from rag_assets.instance import hold_data_folder, open_instance
 from rag_assets.interrupts import (
     Interrupted,

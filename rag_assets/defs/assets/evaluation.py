@@ -88,7 +88,7 @@ def retrieval_evaluation(
     milvus: MilvusResource,
     collections: CollectionsResource,
 ):
-    from rag_assets.index.milvus import MilvusIndex
+    from rag_assets.index.store import MilvusIndex
     from rag_assets.retrieval.fusion import FusionSettings
     from rag_assets.storage import read_documents
 

@@ -22,7 +22,6 @@ from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import EmbeddingResource, MilvusResource
 from rag_assets.embedding.progress import encode_with_progress
 from rag_assets.embedding.rows import EmbeddingRow, dense_matrix, embedding_rows
-from rag_assets.index.rollback import replace_checked
 from rag_assets.index.rows import IndexReport, index_rows
 from rag_assets.quality.embeddings import check_embeddings
 from rag_assets.quality.index import (
@@ -31,6 +30,7 @@ from rag_assets.quality.index import (
     check_self_retrieval,
 )
 from rag_assets.quality.outcome import CheckOutcome
+from rag_assets.quality.rollback import replace_checked
 from rag_assets.redaction import redact_url
 from rag_assets.sources.keys import InvalidPartitionKey, check_partition_key
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rag_assets.index.milvus import IndexRow, MilvusIndex, ReplaceResult
+from rag_assets.index.rows import IndexRow, ReplaceResult
+from rag_assets.index.store import MilvusIndex
 from rag_assets.interrupts import deferred_signals
 from rag_assets.quality.outcome import CheckOutcome
 

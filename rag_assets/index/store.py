@@ -1,0 +1,404 @@
+"""The vector index: one Milvus collection per embedding model, documents replaced as a whole.
+
+The uri is a Milvus Lite file (`<data_dir>/milvus.db`, `rag_assets.index.lite`) or a server
+address (`http://host:19530`); the code paths are the same. The collection's fields and indexes
+are in `rag_assets.index.schema`. pymilvus is imported inside functions because it costs most of
+a second to import.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from rag_assets.errors import ConfigurationError
+from rag_assets.index.filters import chunk_id_in, document_is, within
+from rag_assets.index.lite import lite_path, open_lite, release_lite
+from rag_assets.index.rows import (
+    IndexRow,
+    RankedId,
+    ReplaceResult,
+    SearchHit,
+    stored_fields,
+    unit_vector,
+)
+from rag_assets.index.schema import (
+    BM25_B_RANGE,
+    BM25_K1_RANGE,
+    DEFAULT_ANALYZER,
+    DEFAULT_BM25_B,
+    DEFAULT_BM25_K1,
+    EMPTY_SPARSE_PLACEHOLDER,
+    NO_PAGE,
+    RETRIEVERS,
+    SCALAR_FIELDS,
+    analyzer_params,
+    check_made_for,
+    checked_schema,
+    create_collection,
+    in_range,
+    schema_properties,
+)
+from rag_assets.redaction import redact_url
+
+UPSERT_BATCH = 500
+MAX_NAME_LENGTH = 255
+
+
+class MilvusIndex:
+    def __init__(
+        self,
+        uri: str,
+        token: str | None = None,
+        collection_prefix: str = "rag_chunks",
+        text_analyzer: str | dict = DEFAULT_ANALYZER,
+        bm25_k1: float = DEFAULT_BM25_K1,
+        bm25_b: float = DEFAULT_BM25_B,
+    ) -> None:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", collection_prefix):
+            raise ConfigurationError(
+                f"collection_prefix {collection_prefix!r} must be letters, digits and underscores"
+            )
+        self.uri = uri
+        self.collection_prefix = collection_prefix
+        self.text_analyzer = analyzer_params(text_analyzer)
+        self.bm25_k1 = in_range("bm25_k1", bm25_k1, BM25_K1_RANGE)
+        self.bm25_b = in_range("bm25_b", bm25_b, BM25_B_RANGE)
+        self._lite_path = lite_path(uri)
+        self._loaded: dict[str, bool] = {}  # collection -> has a sparse_learned field
+        if self._lite_path is None:
+            from pymilvus import MilvusClient
+
+            self._client = MilvusClient(uri=uri, token=token or "")
+        else:
+            self._client = open_lite(self._lite_path)
+
+    def close(self) -> None:
+        """Release the connection and, for Milvus Lite, the file once no one here uses it."""
+        if self._client is None:
+            return
+        self._client.close()
+        self._client = None
+        if self._lite_path is not None:
+            release_lite(self._lite_path)
+
+    def __enter__(self) -> MilvusIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def collection_name(self, model_name: str, dim: int) -> str:
+        slug = re.sub(r"[^a-z0-9]+", "_", model_name.lower()).strip("_") or "model"
+        name = f"{self.collection_prefix}__{slug}__{dim}"
+        if len(name) <= MAX_NAME_LENGTH:
+            return name
+        digest = hashlib.sha256(model_name.encode()).hexdigest()[:8]
+        room = MAX_NAME_LENGTH - len(f"{self.collection_prefix}____{dim}") - len(digest) - 1
+        return f"{self.collection_prefix}__{slug[:room]}_{digest}__{dim}"
+
+    def list_collections(self) -> list[str]:
+        """This index's collections (those under its prefix)."""
+        return sorted(
+            name
+            for name in self._client.list_collections()
+            if name.startswith(f"{self.collection_prefix}__")
+        )
+
+    def ensure_collection(self, model_name: str, dim: int, has_sparse: bool) -> str:
+        """Create the model's collection, or check that the existing one was made for it.
+
+        Different model names can sanitize to one collection name, so the model name, the
+        dimension, the sparse head, the analyzer and BM25's k1 and b are recorded as collection
+        properties and compared on reuse, after the schema version.
+        """
+        name = self.collection_name(model_name, dim)
+        wanted = schema_properties(
+            model_name, dim, has_sparse, self.text_analyzer, self.bm25_k1, self.bm25_b
+        )
+        if self._client.has_collection(name):
+            check_made_for(name, self.uri, checked_schema(self._client, name, self.uri), wanted)
+        else:
+            create_collection(
+                self._client,
+                name,
+                dim,
+                has_sparse,
+                wanted,
+                self.text_analyzer,
+                self.bm25_k1,
+                self.bm25_b,
+            )
+        self._ready(name)
+        return name
+
+    def _ready(self, collection: str) -> bool:
+        """Load the collection once per client (a reopened Lite file starts released).
+
+        Returns whether the collection has a learned sparse field.
+        """
+        if collection not in self._loaded:
+            if not self._client.has_collection(collection):
+                raise ConfigurationError(f"no collection {collection!r} at {redact_url(self.uri)}")
+            checked_schema(self._client, collection, self.uri)
+            fields = self._client.describe_collection(collection)["fields"]
+            self._client.load_collection(collection)
+            self._loaded[collection] = any(f["name"] == "sparse_learned" for f in fields)
+        return self._loaded[collection]
+
+    def replace_document(self, collection: str, doc_id: str, rows: list[IndexRow]) -> ReplaceResult:
+        """Make `rows` the document's rows: upsert them, then delete its rows not among them.
+
+        Chunk ids are deterministic (a hash of document, template, position and text), so an
+        upsert of an id that already exists writes the same content again. Upserting first means
+        the document is never missing from search while it is replaced. If the call fails
+        midway, the document holds its old rows plus some of the new ones, never anything
+        else; the next run upserts the rest and deletes exactly the ids outside the new set,
+        leaving one row per chunk. Readers during a replacement may briefly see both
+        generations.
+        """
+        started = time.perf_counter()
+        has_sparse = self._ready(collection)
+        ids = [row.chunk_id for row in rows]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"document {doc_id!r}: duplicate chunk ids in the rows to index")
+        entities = [self._entity(doc_id, row, has_sparse) for row in rows]
+        upserted = 0
+        for start in range(0, len(entities), UPSERT_BATCH):
+            result = self._client.upsert(collection, entities[start : start + UPSERT_BATCH])
+            upserted += int(result.get("upsert_count", 0))
+        # The stale ids are listed here: in milvus-lite 2.5, once a collection holds some 40,000
+        # rows, `chunk_id not in [...]` matches every row of the document, new ones included.
+        kept = set(ids)
+        stale = [
+            row["chunk_id"]
+            for row in self.scan(collection, ["chunk_id"], document_is(doc_id))
+            if row["chunk_id"] not in kept
+        ]
+        deleted = 0
+        for start in range(0, len(stale), UPSERT_BATCH):
+            deleted += self._delete(collection, chunk_id_in(stale[start : start + UPSERT_BATCH]))
+        self._settle(collection)
+        return ReplaceResult(
+            collection=collection,
+            doc_id=doc_id,
+            upserted=upserted,
+            deleted=deleted,
+            row_count=self.count_document(collection, doc_id),
+            seconds=time.perf_counter() - started,
+        )
+
+    @staticmethod
+    def _entity(doc_id: str, row: IndexRow, has_sparse: bool) -> dict[str, Any]:
+        if row.doc_id != doc_id:
+            raise ValueError(f"chunk {row.chunk_id} belongs to {row.doc_id!r}, not {doc_id!r}")
+        entity = row.model_dump(exclude={"sparse_learned"})
+        for page in ("page_start", "page_end"):
+            if entity[page] is None:
+                entity[page] = NO_PAGE
+        if has_sparse:
+            entity["sparse_learned"] = row.sparse_learned or EMPTY_SPARSE_PLACEHOLDER
+        return entity
+
+    def document_snapshot(self, collection: str, doc_id: str) -> list[dict[str, Any]]:
+        """The document's stored rows (vectors included), to put back if a replacement fails."""
+        has_sparse = self._ready(collection)
+        fields = [
+            *SCALAR_FIELDS,
+            "context_text",
+            "dense",
+            *(["sparse_learned"] if has_sparse else []),
+        ]
+        return self.scan(collection, fields, document_is(doc_id))
+
+    def scan(self, collection: str, fields: list[str], expr: str = "") -> list[dict[str, Any]]:
+        """Every row matching `expr` (all rows when empty), with `fields`, in batches."""
+        self._ready(collection)
+        iterator = self._client.query_iterator(
+            collection, batch_size=1000, filter=expr, output_fields=fields
+        )
+        rows: list[dict[str, Any]] = []
+        try:
+            while batch := iterator.next():
+                rows.extend({k: row[k] for k in fields} for row in batch)
+        finally:
+            iterator.close()
+        return rows
+
+    def rows_by_id(
+        self, collection: str, chunk_ids: list[str], fields: list[str]
+    ) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = []
+        for start in range(0, len(chunk_ids), UPSERT_BATCH):
+            batch = chunk_ids[start : start + UPSERT_BATCH]
+            rows.extend(self.scan(collection, fields, chunk_id_in(batch)))
+        return rows
+
+    def restore_document(self, collection: str, doc_id: str, rows: list[dict[str, Any]]) -> int:
+        """Make a snapshot the document's rows again; an empty snapshot removes the document."""
+        self._ready(collection)
+        self._delete(collection, document_is(doc_id))
+        for start in range(0, len(rows), UPSERT_BATCH):
+            self._client.upsert(collection, rows[start : start + UPSERT_BATCH])
+        self._settle(collection)
+        return self.count_document(collection, doc_id)
+
+    def delete_document(self, collection: str, doc_id: str) -> int:
+        self._ready(collection)
+        deleted = self._delete(collection, document_is(doc_id))
+        self._settle(collection)
+        return deleted
+
+    def _delete(self, collection: str, expression: str) -> int:
+        result = self._client.delete(collection, filter=expression)
+        # Milvus Lite answers with the deleted ids, a server with a count (omitted when 0).
+        return len(result) if isinstance(result, list) else int(result.get("delete_count", 0))
+
+    def _settle(self, collection: str) -> None:
+        # Milvus Lite scans rows still in its memtable by brute force: at 10k rows a search
+        # takes ~1.2 s before a flush and ~20 ms after. A server flushes on its own and
+        # throttles explicit flushes, so only Lite gets one.
+        if self._lite_path is not None:
+            self._client.flush(collection)
+
+    def has_sparse(self, collection: str) -> bool:
+        """Whether the collection holds learned sparse vectors (made for a BGE-M3 model)."""
+        return self._ready(collection)
+
+    def count_document(self, collection: str, doc_id: str) -> int:
+        self._ready(collection)
+        result = self._client.query(
+            collection,
+            filter=document_is(doc_id),
+            output_fields=["count(*)"],
+            consistency_level="Strong",
+        )
+        return int(result[0]["count(*)"])
+
+    def dense_search(
+        self,
+        collection: str,
+        vector: Sequence[float],
+        top_k: int,
+        doc_id: str | None = None,
+        expr: str = "",
+    ) -> list[SearchHit]:
+        """Nearest rows by cosine, optionally within one document and a filter expression."""
+        return self._search(collection, unit_vector(vector), "dense", "IP", top_k, expr, doc_id)
+
+    def dense_search_many(
+        self, collection: str, vectors: Sequence[Sequence[float]], top_k: int
+    ) -> list[list[SearchHit]]:
+        """Nearest rows by cosine for each vector, over the whole collection, in batched calls."""
+        self._ready(collection)
+        hits: list[list[SearchHit]] = []
+        for start in range(0, len(vectors), UPSERT_BATCH):
+            result = self._client.search(
+                collection,
+                data=[unit_vector(v) for v in vectors[start : start + UPSERT_BATCH]],
+                anns_field="dense",
+                limit=top_k,
+                output_fields=SCALAR_FIELDS,
+                search_params={"metric_type": "IP"},
+            )
+            hits.extend([SearchHit.from_stored(h) for h in found] for found in result)
+        return hits
+
+    def bm25_search(
+        self, collection: str, text: str, top_k: int, expr: str = ""
+    ) -> list[SearchHit]:
+        """BM25 over context_text; the query goes through the same analyzer as the rows."""
+        if not text.strip():
+            return []
+        return self._search(collection, text, "sparse_bm25", "BM25", top_k, expr)
+
+    def sparse_search(
+        self, collection: str, weights: dict[int, float], top_k: int, expr: str = ""
+    ) -> list[SearchHit]:
+        """Learned sparse (BGE-M3) by inner product; nothing when the collection has none."""
+        if not self._ready(collection) or not weights:
+            return []
+        return self._search(collection, weights, "sparse_learned", "IP", top_k, expr)
+
+    def ranked_ids(
+        self,
+        collection: str,
+        retriever: str,
+        query: Any,
+        top_k: int,
+        expr: str = "",
+        fields: Sequence[str] = (),
+    ) -> list[RankedId]:
+        """One retriever's ranking ("dense", "bm25" or "sparse"): ids, scores and only `fields`.
+
+        The text and metadata of the shown hits come from `rows_for_hits`, so a candidate's
+        text (up to 64 KB) crosses the wire only when it is shown.
+        """
+        if retriever == "bm25" and not query.strip():
+            return []
+        if retriever == "sparse" and (not self._ready(collection) or not query):
+            return []
+        if retriever == "dense":
+            query = unit_vector(query)
+        field, metric = RETRIEVERS[retriever]
+        # Naming the primary key: Milvus Lite returns every field when output_fields is empty.
+        found = self._search_raw(
+            collection, query, field, metric, top_k, expr, None, ["chunk_id", *fields]
+        )
+        return [
+            RankedId(
+                hit["chunk_id"],
+                float(hit["distance"]),
+                {k: v for k, v in hit["entity"].items() if k != "chunk_id"},
+            )
+            for hit in found
+        ]
+
+    def rows_for_hits(self, collection: str, chunk_ids: Sequence[str]) -> dict[str, dict]:
+        """The SearchHit fields but `score` of these chunks, by id, in one primary-key read."""
+        if not chunk_ids:
+            return {}
+        self._ready(collection)
+        rows = self._client.get(collection, ids=list(chunk_ids), output_fields=SCALAR_FIELDS)
+        return {row["chunk_id"]: stored_fields(row) for row in rows}
+
+    def _search(
+        self,
+        collection: str,
+        query: Any,
+        field: str,
+        metric: str,
+        top_k: int,
+        expr: str,
+        doc_id: str | None = None,
+    ) -> list[SearchHit]:
+        found = self._search_raw(
+            collection, query, field, metric, top_k, expr, doc_id, SCALAR_FIELDS
+        )
+        return [SearchHit.from_stored(hit) for hit in found]
+
+    def _search_raw(
+        self,
+        collection: str,
+        query: Any,
+        field: str,
+        metric: str,
+        top_k: int,
+        expr: str,
+        doc_id: str | None,
+        fields: Sequence[str],
+    ) -> list[Any]:
+        self._ready(collection)
+        result = self._client.search(
+            collection,
+            data=[query],
+            anns_field=field,
+            limit=top_k,
+            filter=within(doc_id, expr),
+            output_fields=list(fields),
+            search_params={"metric_type": metric},
+        )
+        return list(result[0])
