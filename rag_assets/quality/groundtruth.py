@@ -11,20 +11,10 @@ from dataclasses import dataclass
 
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.templates.base import heading_level, heading_title
+from rag_assets.text.markdown import TABLE_RULE
+from rag_assets.text.normalize import normalize_markdown
 
 _ATX = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-_SEPARATOR_ROW = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
-
-
-_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|])")
-# Emphasis marks; an underscore inside a word (VERIFY_GROUP) is text, not emphasis.
-_EMPHASIS = re.compile(r"[*`]+|(?<!\w)_+|_+(?!\w)")
-
-
-def normalize_text(text: str) -> str:
-    """Case, markdown escapes and emphasis, and whitespace do not count."""
-    text = _EMPHASIS.sub("", _ESCAPE.sub(r"\1", text))
-    return " ".join(text.lower().split())
 
 
 def markdown_headings(markdown: str) -> list[tuple[str, int]]:
@@ -36,7 +26,7 @@ def markdown_headings(markdown: str) -> list[tuple[str, int]]:
         if line.lstrip().startswith(("```", "~~~")):
             fenced = not fenced
         elif not fenced and (match := _ATX.match(line)):
-            headings.append((normalize_text(match.group(2)), len(match.group(1))))
+            headings.append((normalize_markdown(match.group(2)), len(match.group(1))))
     return headings
 
 
@@ -47,8 +37,8 @@ def markdown_tables(markdown: str) -> list[list[list[str]]]:
     for line in [*markdown.splitlines(), ""]:
         stripped = line.strip()
         if stripped.startswith("|"):
-            if not _SEPARATOR_ROW.match(stripped):
-                current.append([normalize_text(c) for c in stripped.strip("|").split("|")])
+            if not TABLE_RULE.match(stripped):
+                current.append([normalize_markdown(c) for c in stripped.strip("|").split("|")])
         elif current:
             tables.append(current)
             current = []
@@ -57,7 +47,7 @@ def markdown_tables(markdown: str) -> list[list[list[str]]]:
 
 def ir_headings(doc: StandardizedDocument) -> list[tuple[str, int]]:
     return [
-        (normalize_text(heading_title(e)), heading_level(e))
+        (normalize_markdown(heading_title(e)), heading_level(e))
         for e in doc.elements
         if e.type in ("title", "heading") and heading_title(e)
     ]
@@ -69,7 +59,7 @@ def ir_tables(doc: StandardizedDocument) -> list[list[list[str]]]:
         if element.type != "table":
             continue
         if element.table is not None:
-            tables.append([[normalize_text(c) for c in row] for row in element.table.grid()])
+            tables.append([[normalize_markdown(c) for c in row] for row in element.table.grid()])
         else:
             tables.extend(markdown_tables(element.text))
     return tables

@@ -26,7 +26,6 @@ import hashlib
 import json
 import math
 import time
-import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -46,6 +45,7 @@ from rag_assets.normalize.markdown import assemble_markdown
 from rag_assets.retrieval.fusion import FusionSettings
 from rag_assets.retrieval.search import Retriever, SearchFilters
 from rag_assets.templates.tokens import TokenCounter
+from rag_assets.text.normalize import normalize_unspaced
 
 CUTOFFS = (1, 5, 10)
 MRR_CUTOFF = 10
@@ -271,13 +271,8 @@ class Retrievable(Protocol):
     text: str
 
 
-def normalize_text(text: str) -> str:
-    # PDF extraction breaks lines and spaces words unlike the person who typed the evidence.
-    return "".join(unicodedata.normalize("NFKC", text).casefold().split())
-
-
 # Every question scans the corpus' chunks for the ones relevant to it.
-_normalized = functools.lru_cache(maxsize=2**16)(normalize_text)
+_normalized = functools.lru_cache(maxsize=2**16)(normalize_unspaced)
 
 
 def matches(hit: Retrievable, target: Target) -> bool:

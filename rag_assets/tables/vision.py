@@ -21,11 +21,13 @@ from pydantic import BaseModel, Field
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
 from rag_assets.llm.client import BudgetExceeded, LLMClient, LLMUnavailable
 from rag_assets.optional import StepFailures
-from rag_assets.quality.groundtruth import normalize_text
 from rag_assets.tables.cache import CachedAnswer, VisionCache, cache_key
 from rag_assets.tables.models import TableMarkdown
 from rag_assets.tables.render import render_region
 from rag_assets.tables.structure import VISION_OFF
+from rag_assets.text.markdown import RULE_CELL, row_cells
+from rag_assets.text.normalize import normalize_markdown
+from rag_assets.text.scripts import HAN_KANA_HANGUL
 
 PROMPT_VERSION = "tables-v1"  # bump on any change to TABLE_PROMPT: it is part of the cache key
 TABLE_PROMPT = """Transcribe the table in this image into one GitHub-flavoured markdown table.
@@ -47,20 +49,15 @@ Rules:
 # near-duplicate CJK table 0.74; only the first half of the rows 0.09-0.53.
 MIN_RECALL = 0.8
 
-_CJK = (
-    r"\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-)
-_CJK_CHAR = re.compile(f"([{_CJK}])")
+_CJK_CHAR = re.compile(f"([{HAN_KANA_HANGUL}])")
 _WORD = re.compile(r"[^\W_]+(?:[.,:][^\W_]+)*")  # "2.5000", "15:8", "1,234" stay one token
-_PIPE = re.compile(r"(?<!\\)\|")
-_SEPARATOR_CELL = re.compile(r"^:?-+:?$")
 _CONTINUES = re.compile(r"^\s*\**continues\**\s*:\s*\**\s*(yes|no)\b", re.IGNORECASE | re.MULTILINE)
 _TABLE_WORD = re.compile(r"\btable\b|表\s*\d", re.IGNORECASE)
 
 
 def tokens(text: str) -> Counter[str]:
     """Words, and each CJK character on its own (CJK text has no spaces to split on)."""
-    return Counter(_WORD.findall(_CJK_CHAR.sub(r" \1 ", normalize_text(text))))
+    return Counter(_WORD.findall(_CJK_CHAR.sub(r" \1 ", normalize_markdown(text))))
 
 
 def token_recall(expected: str, found: str) -> float:
@@ -71,10 +68,7 @@ def token_recall(expected: str, found: str) -> float:
 
 
 def _cells(line: str) -> list[str]:
-    inner = line.strip()
-    inner = inner[1:] if inner.startswith("|") else inner
-    inner = inner[:-1] if inner.endswith("|") and not inner.endswith("\\|") else inner
-    return [cell.strip() for cell in _PIPE.split(inner)]
+    return [cell.strip() for cell in row_cells(line)]
 
 
 def _pipe_blocks(answer: str) -> list[list[str]]:
@@ -99,9 +93,7 @@ def parse_markdown_table(answer: str) -> tuple[list[list[str]] | None, str | Non
     if answer.strip().upper().startswith("NO TABLE"):
         return None, "no table: the model saw no table in the image"
     blocks = _pipe_blocks(answer)
-    tables = [
-        b for b in blocks if len(b) > 1 and all(_SEPARATOR_CELL.match(c) for c in _cells(b[1]))
-    ]
+    tables = [b for b in blocks if len(b) > 1 and all(RULE_CELL.match(c) for c in _cells(b[1]))]
     if not tables:
         if blocks:
             return None, "malformed table: no separator row under a header"

@@ -24,8 +24,8 @@ is all in its sections, an `Article 7 Repealed` line): its line is in the headin
 clauses under it, if any. Clauses are never merged when short: each keeps its own
 `logical_unit`.
 
-A unit is packed and split like a `semantic` section (whole elements, then sentences,
-items, rows; with overlap). Its first chunk is the text as written, marker line
+A unit is packed and split like a `semantic` section (`packing`: whole elements, then
+sentences, items, rows; with overlap). Its first chunk is the text as written, marker line
 included; every later chunk repeats the unit's heading line first. `headings` are lines
 of the text ([chapter, section, clause heading]) and `header_path` is built from the
 chapter and section.
@@ -42,11 +42,12 @@ from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
 from rag_assets.templates.base import (
     HEADING_TYPES,
+    ChunkTemplate,
     ElementSpan,
     content_elements,
     header_path_for,
 )
-from rag_assets.templates.semantic import SemanticTemplate, _Piece, _render
+from rag_assets.templates.packing import Packer, Piece, render
 from rag_assets.templates.tokens import TokenCounter
 from rag_assets.text.numbering import Marker, MarkerKind, find_markers, marker_at
 
@@ -105,8 +106,8 @@ class _Unit:
         return self.heading.text if self.heading else ""
 
 
-class ClausesTemplate(SemanticTemplate):
-    """A semantic template whose sections are clauses: it reuses the packing and splitting."""
+class ClausesTemplate(ChunkTemplate):
+    """Clauses packed and split as `semantic` packs its sections (`packing`)."""
 
     name = "clauses"
     version = "6"
@@ -114,29 +115,28 @@ class ClausesTemplate(SemanticTemplate):
 
     def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]:
         elements = content_elements(doc)
+        packer = Packer(counter, self.options.max_tokens, self.options.overlap_tokens)
         rows: list[ChunkRow] = []
         for unit in _units(elements, _headings(elements)):
-            rows.extend(self._unit_rows(doc, unit, counter, len(rows)))
+            rows.extend(self._unit_rows(doc, unit, packer, len(rows)))
         return rows
 
     def _unit_rows(
-        self, doc: StandardizedDocument, unit: _Unit, counter: TokenCounter, first_index: int
+        self, doc: StandardizedDocument, unit: _Unit, packer: Packer, first_index: int
     ) -> list[ChunkRow]:
         line = unit.line
-        lead = self._lead(doc.title, unit.headings, line, counter)
+        lead = packer.lead(doc.title, unit.headings, line)
         pieces = [
-            piece
-            for index, element in unit.slices
-            for piece in self._pieces(index, element, lead, counter)
+            piece for index, element in unit.slices for piece in packer.pieces(index, element, lead)
         ]
         is_clause = unit.heading is not None and unit.heading.role == "clause"
         # A run of headings alone (the heading as written, or headings of the IR, where what
         # follows is too large to join them) is no chunk: the next run, which repeats the
         # heading line, covers their place (the last run, at the unit's end).
-        kept: list[tuple[list[_Piece], list[ElementSpan]]] = []
+        kept: list[tuple[list[Piece], list[ElementSpan]]] = []
         carried: list[ElementSpan] = []
-        for run in self._pack(pieces, lead, counter):
-            spans = [ElementSpan(p.element, p.start, p.end) for p in run]
+        for run in packer.pack(pieces, lead):
+            spans = [piece.span for piece in run]
             if _headings_only(run, line):
                 carried.extend(spans)
             else:
@@ -147,13 +147,13 @@ class ClausesTemplate(SemanticTemplate):
         rows: list[ChunkRow] = []
         for run, spans in kept:
             # The unit's first chunk starts with the heading as written; later ones repeat it.
-            text = _render("" if run[0] is pieces[0] else line, run)
+            text = render("" if run[0] is pieces[0] else line, run)
             rows.append(
                 self.make_row(
                     doc,
                     first_index + len(rows),
                     text,
-                    counter,
+                    packer.counter,
                     spans,
                     header_path=header_path_for(unit.headings[:-1]) if unit.heading else "/",
                     headings=unit.headings,
@@ -165,10 +165,10 @@ class ClausesTemplate(SemanticTemplate):
         return rows
 
 
-def _headings_only(run: list[_Piece], line: str) -> bool:
+def _headings_only(run: list[Piece], line: str) -> bool:
     if all(piece.element.type in HEADING_TYPES for piece in run):
         return True
-    return bool(line) and " ".join(_render("", run).split()) == line
+    return bool(line) and " ".join(render("", run).split()) == line
 
 
 # --- finding the headings ------------------------------------------------------------------

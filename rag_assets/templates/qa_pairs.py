@@ -48,7 +48,8 @@ from pydantic import Field
 from rag_assets.contracts.chunk import ChunkRow, ChunkType
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.llm import BudgetExceeded, LLMClient, LLMError, LLMUnavailable
-from rag_assets.templates.base import ElementSpan, TemplateOptions, header_path_for
+from rag_assets.templates.base import ChunkTemplate, ElementSpan, TemplateOptions, header_path_for
+from rag_assets.templates.packing import BLOCK_SEPARATOR, Packer, Piece, render
 from rag_assets.templates.qa.llm_structure import DEFAULT_MAX_CHARS, PROMPT_VERSION, llm_units
 from rag_assets.templates.qa.segments import (
     Segment,
@@ -57,7 +58,7 @@ from rag_assets.templates.qa.segments import (
     has_internal_note,
 )
 from rag_assets.templates.qa.structure import Bullet, Narrative, Pair, Unit, read_units
-from rag_assets.templates.semantic import BLOCK_SEPARATOR, SemanticTemplate, _Piece, _render
+from rag_assets.templates.semantic import section_rows
 from rag_assets.templates.tokens import TokenCounter
 
 FALLBACK_NOTE = "semantic: no Q&A markers found"
@@ -76,12 +77,9 @@ class QAPairsOptions(TemplateOptions):
     llm_max_chars: int = Field(default=DEFAULT_MAX_CHARS, ge=1_000)
 
 
-class QAPairsTemplate(SemanticTemplate):
-    """Semantic's packing for the pieces it formats, and semantic itself as the fallback.
-
-    A subclass for semantic's `_pieces` and `_pack`: methods here must not take the name
-    of one of semantic's.
-    """
+class QAPairsTemplate(ChunkTemplate):
+    """Pairs, speaking notes and narrative packed as `semantic` packs (`packing`), and
+    `semantic`'s sections as the fallback."""
 
     name = "qa_pairs"
     # The prompt's version is part of the template's: a new prompt reads documents anew.
@@ -105,10 +103,11 @@ class QAPairsTemplate(SemanticTemplate):
             note = {"template_fallback": FALLBACK_NOTE}
             if reason := source.get("llm_fallback_reason"):
                 note["llm_fallback_reason"] = reason
-            return _annotated(super().chunk(doc, counter), note)
+            return _annotated(section_rows(self, doc, counter), note)
+        packer = Packer(counter, self.options.max_tokens, self.options.overlap_tokens)
         rows: list[ChunkRow] = []
         for unit in units:
-            rows.extend(self._unit_rows(doc, unit, counter, len(rows)))
+            rows.extend(self._unit_rows(doc, unit, packer, len(rows)))
         return _annotated(rows, source)
 
     def _structure(self, doc: StandardizedDocument) -> tuple[list[Unit], dict[str, Any]]:
@@ -135,14 +134,14 @@ class QAPairsTemplate(SemanticTemplate):
         return mode == "always" or (mode == "fallback" and found < REGEX_MIN_SECTIONS)
 
     def _unit_rows(
-        self, doc: StandardizedDocument, unit: Unit, counter: TokenCounter, first_index: int
+        self, doc: StandardizedDocument, unit: Unit, packer: Packer, first_index: int
     ) -> list[ChunkRow]:
         if isinstance(unit, Pair):
-            return self._pair_rows(doc, unit, counter, first_index)
-        return self._text_rows(doc, unit, counter, first_index)
+            return self._pair_rows(doc, unit, packer, first_index)
+        return self._text_rows(doc, unit, packer, first_index)
 
     def _pair_rows(
-        self, doc: StandardizedDocument, pair: Pair, counter: TokenCounter, first_index: int
+        self, doc: StandardizedDocument, pair: Pair, packer: Packer, first_index: int
     ) -> list[ChunkRow]:
         question = blocks(pair.question)
         line = BLOCK_SEPARATOR.join(block.text for block in question)
@@ -150,9 +149,9 @@ class QAPairsTemplate(SemanticTemplate):
         pages = _page_range(doc, [*pair.question, *pair.answer])
         rows = []
         # A question without an answer (or with only dropped notes) is still a chunk.
-        lead = self._lead(doc.title, pair.headings, line, counter)
-        for run in self._packed(lead, self._visible(pair.answer), counter) or [[]]:
-            text = _render(line, run)
+        lead = packer.lead(doc.title, pair.headings, line)
+        for run in self._packed(packer, lead, pair.answer) or [[]]:
+            text = render(line, run)
             metadata = {
                 **_unit_metadata("qa", pair.headings, text, pages),
                 "question_id": pair.question_id,
@@ -165,7 +164,7 @@ class QAPairsTemplate(SemanticTemplate):
                     doc,
                     first_index + len(rows),
                     text,
-                    counter,
+                    packer.counter,
                     # The question leads every piece's spans: its page is the pair's page.
                     question_spans + _spans(run),
                     header_path=header_path_for(pair.headings[:-1]),
@@ -181,7 +180,7 @@ class QAPairsTemplate(SemanticTemplate):
         self,
         doc: StandardizedDocument,
         unit: Bullet | Narrative,
-        counter: TokenCounter,
+        packer: Packer,
         first_index: int,
     ) -> list[ChunkRow]:
         """A bullet beneath its topic line, or a narrative section beneath its heading line."""
@@ -194,14 +193,14 @@ class QAPairsTemplate(SemanticTemplate):
             label, section_type = (heading.label if heading else None), "narrative"
         pages = _page_range(doc, [*lead, *unit.segments])
         rows = []
-        counted = self._lead(doc.title, unit.headings, line, counter)
-        for run in self._packed(counted, self._visible(unit.segments), counter):
+        counted = packer.lead(doc.title, unit.headings, line)
+        for run in self._packed(packer, counted, unit.segments):
             spans = _spans(run)
             if not rows:  # only the first chunk covers the heading's own place
                 spans = [ElementSpan(block, 0, len(block.text)) for block in blocks(lead)] + spans
             single_table = _has_table(run) and len({piece.index for piece in run}) == 1
             chunk_type: ChunkType = "table" if single_table else "text"
-            text = _render(line, run)
+            text = render(line, run)
             metadata = {
                 **_unit_metadata(section_type, unit.headings, text, pages),
                 "contains_table": _has_table(run),
@@ -211,7 +210,7 @@ class QAPairsTemplate(SemanticTemplate):
                     doc,
                     first_index + len(rows),
                     text,
-                    counter,
+                    packer.counter,
                     spans,
                     header_path=header_path_for(unit.headings[:-1]),
                     headings=unit.headings,
@@ -222,23 +221,18 @@ class QAPairsTemplate(SemanticTemplate):
             )
         return rows
 
-    def _visible(self, segments: list[Segment]) -> list[Segment]:
+    def _packed(self, packer: Packer, lead: str, segments: list[Segment]) -> list[list[Piece]]:
+        """Runs of the visible segments' pieces within the limit after `lead` (what
+        context_text puts before them: breadcrumb and heading or question); none for no
+        content (a heading or topic line alone gives no chunk)."""
         if self.options.internal_notes == "drop":
-            return drop_internal_notes(segments)
-        return segments
-
-    def _packed(
-        self, lead: str, segments: list[Segment], counter: TokenCounter
-    ) -> list[list[_Piece]]:
-        """Runs of pieces within the limit after `lead` (what context_text puts before them:
-        breadcrumb and heading or question); none for no content (a heading or topic line
-        alone gives no chunk)."""
+            segments = drop_internal_notes(segments)
         pieces = [
             piece
             for index, block in enumerate(blocks(segments))
-            for piece in self._pieces(index, block, lead, counter)
+            for piece in packer.pieces(index, block, lead)
         ]
-        return self._pack(pieces, lead, counter) if pieces else []
+        return packer.pack(pieces, lead) if pieces else []
 
 
 def _structured(units: list[Unit]) -> bool:
@@ -259,11 +253,11 @@ def _failure(error: LLMError) -> str:
     return error.reason  # the answer's fault: "invalid JSON: …", "empty answer", …
 
 
-def _spans(run: list[_Piece]) -> list[ElementSpan]:
-    return [ElementSpan(piece.element, piece.start, piece.end) for piece in run]
+def _spans(run: list[Piece]) -> list[ElementSpan]:
+    return [piece.span for piece in run]
 
 
-def _has_table(run: list[_Piece]) -> bool:
+def _has_table(run: list[Piece]) -> bool:
     return any(piece.element.type == "table" for piece in run)
 
 

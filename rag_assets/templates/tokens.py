@@ -8,19 +8,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from rag_assets.errors import ConfigurationError
+from rag_assets.text.scripts import NO_SPACE_SCRIPTS
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
-# Han, kana, CJK punctuation and full-width forms: scripts written without spaces, where one
-# character is roughly one token. Not Hangul: Korean puts spaces between words, and a window
-# may only end between them.
-_CJK = (
-    "\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff"
-    "\uf900-\ufaff\uff00-\uffef\U00020000-\U0002fa1f"
-)
-# A unit is one CJK character or one run of other non-space characters.
-_UNIT = re.compile(rf"[{_CJK}]|[^\s{_CJK}]+")
+# A unit is one character of a script written without spaces (one token, roughly) or one
+# run of other non-space characters. Hangul is not such a script: a window may only end
+# between Korean words.
+_UNIT = re.compile(rf"[{NO_SPACE_SCRIPTS}]|[^\s{NO_SPACE_SCRIPTS}]+")
 _WORD = re.compile(r"\w")
 
 

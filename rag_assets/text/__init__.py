@@ -1,1 +1,2 @@
-"""Text helpers every layer may use: they import nothing else of rag_assets."""
+"""Plain-text building blocks (markdown syntax, heading numbers, script ranges,
+normalization); imports nothing else of rag_assets, so any layer may use it."""

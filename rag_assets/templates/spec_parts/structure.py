@@ -19,13 +19,13 @@ from rag_assets.templates.base import HEADING_TYPES, SKIPPED_TYPES, heading_leve
 from rag_assets.templates.spec_parts.figures import find_figure
 from rag_assets.templates.spec_parts.labels import plain, table_caption
 from rag_assets.templates.spec_parts.parts import Placed, place, section_number
+from rag_assets.text.markdown import DASHED_LINE
 
 # "2.1 Host Control Register ..... 12", "Preface . . . xi", "Scope 3" (a TOC as a table
 # arrives with its cells joined by spaces).
 _TOC_LINE = re.compile(
     r"^(?P<title>.*?[^\W\d_].*?)\s*(?:(?:\.\s?){2,}|…+|\s)\s*(?P<page>\d{1,4}|[ivxlcdm]{1,7})$"
 )
-_TABLE_RULE = re.compile(r"^\s*\|?[\s:|-]*-[\s:|-]*$")
 _LINE_MARKER = re.compile(r"^\s*(?:#{1,6}|[-*+•])?\s*")
 
 
@@ -118,7 +118,7 @@ def _toc_level(title: str) -> int:
 def _toc_lines(element: DocumentElement) -> list[str]:
     lines = []
     for line in element.text.split("\n"):
-        if _TABLE_RULE.match(line):
+        if DASHED_LINE.match(line):
             continue
         if "|" in line:
             line = " ".join(cell.strip() for cell in line.split("|") if cell.strip())

@@ -21,9 +21,8 @@ from itertools import pairwise
 from typing import Literal
 
 from rag_assets.contracts.ir import DocumentElement
+from rag_assets.text.markdown import RULE_CELL, row_cells
 
-_PIPE = re.compile(r"(?<!\\)\|")
-_RULE_CELL = re.compile(r"^\s*:?-+:?\s*$")
 _BOLD = re.compile(r"\*\*|__")
 _BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
 _NUMBER = r"[-+±~<>≤≥]?\s*(?:0[xX][0-9a-fA-F_]+|0[bB][01_]+|\d[\d,.:/]*%?)"
@@ -115,10 +114,7 @@ def _clean(cell: str) -> str:
 
 
 def _cells(line: str) -> list[str]:
-    inner = line.strip()
-    inner = inner[1:] if inner.startswith("|") else inner
-    inner = inner[:-1] if inner.endswith("|") and not inner.endswith("\\|") else inner
-    return [_clean(cell.replace("\\|", "|")) for cell in _PIPE.split(inner)]
+    return [_clean(cell.replace("\\|", "|")) for cell in row_cells(line)]
 
 
 def _from_markdown(text: str) -> ParsedTable | None:
@@ -136,7 +132,7 @@ def _from_markdown(text: str) -> ParsedTable | None:
         return None
     header = _cells(lines[0][2])
     rule = _cells(lines[1][2])
-    if len(rule) != len(header) or not all(_RULE_CELL.match(cell) for cell in rule):
+    if len(rule) != len(header) or not all(RULE_CELL.match(cell) for cell in rule):
         return None
     width = len(header)
     rows, spans = [header], [(lines[0][0], lines[0][1])]
