@@ -42,8 +42,8 @@ import numpy as np
 from latency import CHUNKS_PER_DOC, DIM, Corpus, FixedQueries, cpu_seconds, unit_vectors
 
 from rag_assets.index.milvus import ANALYZERS, SCALAR_FIELDS, IndexRow, MilvusIndex
-from rag_assets.retrieval.fusion import FusionSettings
 from rag_assets.retrieval.search import Retriever
+from rag_assets.settings.fusion import FusionSettings
 
 POOL = 20  # candidates per retriever, as FusionSettings' default
 TOP_K = 10

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from rag_assets.retrieval.fusion import (
-    FusionSettings,
     covers,
     fill_retrievers,
     fusion_weights,
@@ -13,6 +12,7 @@ from rag_assets.retrieval.fusion import (
     weighted_rrf,
 )
 from rag_assets.retrieval.language import detect_language
+from rag_assets.settings.fusion import FusionSettings
 
 
 @pytest.mark.parametrize(

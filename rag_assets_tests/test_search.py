@@ -14,7 +14,6 @@ from rag_assets.cli import main
 from rag_assets.contracts.chunk import ChunkRow, chunk_id_for
 from rag_assets.embedding.models import Embedder, EmbeddingSpec, load_embedder
 from rag_assets.index.milvus import IndexRow, MilvusIndex, OutdatedCollectionError
-from rag_assets.retrieval.fusion import FusionSettings
 from rag_assets.retrieval.rerank import HttpReranker
 from rag_assets.retrieval.search import (
     Retriever,
@@ -23,6 +22,7 @@ from rag_assets.retrieval.search import (
     search,
 )
 from rag_assets.settings import Settings
+from rag_assets.settings.fusion import FusionSettings
 from rag_assets_tests.rerank_stub import Behaviour, serve_rerank_stub
 
 pytestmark = pytest.mark.slow

@@ -41,9 +41,9 @@ from rag_assets.embedding.models import Embedder, EmbeddingBatch
 from rag_assets.errors import ConfigurationError
 from rag_assets.index.milvus import IndexRow, MilvusIndex
 from rag_assets.normalize.markdown import assemble_markdown
-from rag_assets.retrieval.fusion import FusionSettings
 from rag_assets.retrieval.language import detect_language
 from rag_assets.retrieval.search import Retriever, SearchFilters
+from rag_assets.settings.fusion import FusionSettings
 from rag_assets.templates.tokens import TokenCounter
 
 CUTOFFS = (1, 5, 10)

@@ -20,7 +20,6 @@ from pydantic import BaseModel, ConfigDict, model_validator
 from rag_assets.embedding.models import EmbeddingBatch, EmbeddingSpec
 from rag_assets.index.milvus import NO_PAGE, MilvusIndex, RankedId, SearchHit, quote
 from rag_assets.retrieval.fusion import (
-    FusionSettings,
     fill_retrievers,
     fusion_weights,
     weigh_chunk_types,
@@ -31,6 +30,7 @@ from rag_assets.retrieval.intent import asks_for_definition
 from rag_assets.retrieval.language import detect_language
 from rag_assets.retrieval.rerank import Reranker, RerankError, load_reranker, rerank
 from rag_assets.settings import Settings
+from rag_assets.settings.fusion import FusionSettings
 
 _LIKE_UNSAFE = "%_\\"  # LIKE wildcards and the escape character: a literal prefix stops there
 
