@@ -72,9 +72,9 @@ class EnvSettings(BaseSettings):
         return {name: values[name] for name in cls.env_fields() if name in values}
 
     @classmethod
-    def from_env(cls, **values: Any) -> Self:
-        """The model with the environment's values; `values` win over it."""
-        return cls(**{**cls.env_values(), **values})
+    def from_env(cls) -> Self:
+        """The model with the environment's values, defaults for the rest."""
+        return cls(**cls.env_values())
 
     @classmethod
     def env_name(cls, field: str) -> str:
