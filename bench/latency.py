@@ -43,9 +43,9 @@ from rag_assets.contracts.chunk import ChunkRow, chunk_id_for
 from rag_assets.embedding.models import EmbeddingBatch, EmbeddingSpec, load_embedder
 from rag_assets.index.rows import IndexRow
 from rag_assets.index.store import MilvusIndex
-from rag_assets.retrieval.fusion import FusionSettings
 from rag_assets.retrieval.rerank import LocalReranker, Reranker, reranker_kind
 from rag_assets.retrieval.search import Retriever
+from rag_assets.settings.fusion import FusionSettings
 
 DIM = 384
 CHUNKS_PER_DOC = 1000

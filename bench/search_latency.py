@@ -44,8 +44,8 @@ from latency import CHUNKS_PER_DOC, DIM, Corpus, FixedQueries, cpu_seconds, unit
 from rag_assets.index.rows import IndexRow
 from rag_assets.index.schema import ANALYZERS, SCALAR_FIELDS
 from rag_assets.index.store import MilvusIndex
-from rag_assets.retrieval.fusion import FusionSettings
 from rag_assets.retrieval.search import Retriever
+from rag_assets.settings.fusion import FusionSettings
 
 POOL = 20  # candidates per retriever, as FusionSettings' default
 TOP_K = 10

@@ -65,7 +65,7 @@ def raw_text(path: Path) -> int:
 def bench_parse(files: list[Path], label: str, parsers: list[str]) -> list[dict]:
     """pages/s and CPU seconds a page (this process and its parse workers) per parser; PyMuPDF
     in this process and split over one worker per core, each warmed on the first file."""
-    from rag_assets.parsers.page_pool import available_cores
+    from rag_assets.cores import available_cores
     from rag_assets.parsers.routing import ParserRouter
     from rag_assets.parsing import parse_file
 
@@ -155,7 +155,8 @@ def bench_embed(texts: list[str], batch_sizes: list[int]) -> list[dict]:
     (cosine per text: least and mean)."""
     import numpy as np
 
-    from rag_assets.embedding.models import RUNTIMES, EmbeddingSpec, load_embedder
+    from rag_assets.embedding.models import EmbeddingSpec, load_embedder
+    from rag_assets.settings.groups import RUNTIMES
 
     reference = None
     rows = []

@@ -402,7 +402,7 @@ def test_a_file_over_the_size_limit_fails_before_it_is_copied(tmp_path, monkeypa
 @pytest.mark.slow
 def test_a_replacement_that_fails_its_checks_keeps_the_previous_version(tmp_path):
     from rag_assets.embedding.models import EmbeddingSpec, load_embedder
-    from rag_assets.settings import DEFAULT_EMBEDDING_MODEL
+    from rag_assets.settings.groups import DEFAULT_EMBEDDING_MODEL
 
     embedder = load_embedder(EmbeddingSpec(model=DEFAULT_EMBEDDING_MODEL))
 
@@ -677,7 +677,8 @@ def test_document_limits_name_the_limit_and_its_setting(tmp_path, monkeypatch):
     from rag_assets.normalize.adapt import to_ir
     from rag_assets.parsers.plaintext import PlainTextParser
     from rag_assets.settings import Settings
-    from rag_assets.sources.limits import DocumentLimits, check_archive, check_pages
+    from rag_assets.settings.limits import DocumentLimits
+    from rag_assets.sources.limits import check_archive, check_pages
 
     bomb = tmp_path / "expanding.docx"
     bomb.write_bytes(_expanding_docx())

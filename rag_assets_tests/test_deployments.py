@@ -23,9 +23,9 @@ from dagster._core.instance.config import dagster_instance_config
 from moto.server import ThreadedMotoServer
 
 from rag_assets.index.store import MilvusIndex
-from rag_assets.retrieval.fusion import ENV_PREFIX, FusionSettings
 from rag_assets.runner.ingest import ingest
 from rag_assets.settings import Settings
+from rag_assets.settings_doc import rows
 from rag_assets.storage import read_chunks
 from rag_assets_tests.conftest import REPO_ROOT
 
@@ -57,15 +57,8 @@ def instance_env_vars(path: Path) -> set[str]:
 
 
 def project_env_vars() -> set[str]:
-    """Every RAG_ASSETS_* variable the package reads."""
-    pattern = re.compile(r"RAG_ASSETS_[A-Z0-9_]*[A-Z0-9]")
-    names = {
-        name
-        for source in (REPO_ROOT / "rag_assets").rglob("*.py")
-        for name in pattern.findall(source.read_text())
-    }
-    # The fusion settings are read by field name, so no source line spells them out.
-    return names | {f"{ENV_PREFIX}{field.upper()}" for field in FusionSettings.model_fields}
+    """Every RAG_ASSETS_* variable the package reads: its configuration reference."""
+    return {variable for variable, _, _ in rows()}
 
 
 def env_file(path: Path) -> dict[str, str]:

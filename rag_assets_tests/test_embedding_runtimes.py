@@ -19,10 +19,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from rag_assets.cores import available_cores
 from rag_assets.defs.incremental import SHARED, digest
 from rag_assets.defs.resources import EmbeddingResource
 from rag_assets.embedding.models import (
-    DEFAULT_RUNTIME,
     Embedder,
     EmbeddingSpec,
     load_embedder,
@@ -41,7 +41,7 @@ from rag_assets.embedding.onnx_export import (
     lock_path,
     read_info,
 )
-from rag_assets.parsers.page_pool import available_cores
+from rag_assets.settings.groups import DEFAULT_RUNTIME
 
 # (minimum per text, minimum mean) cosine against FlagEmbedding
 TOLERANCE = {"onnx": (0.999, 0.9999), "onnx-int8": (0.95, 0.98)}

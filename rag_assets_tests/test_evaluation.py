@@ -26,7 +26,8 @@ from rag_assets.retrieval.evaluation import (
     run_specs,
     score_ranking,
 )
-from rag_assets.retrieval.fusion import FusionSettings, fusion_weights
+from rag_assets.retrieval.fusion import fusion_weights
+from rag_assets.settings.fusion import FusionSettings
 
 
 @dataclass

@@ -6,13 +6,13 @@ import pytest
 
 from rag_assets.language import detect_language
 from rag_assets.retrieval.fusion import (
-    FusionSettings,
     covers,
     fill_retrievers,
     fusion_weights,
     relative_scores,
     weighted_rrf,
 )
+from rag_assets.settings.fusion import FusionSettings
 
 
 @pytest.mark.parametrize(

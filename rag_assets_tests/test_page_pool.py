@@ -11,6 +11,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from rag_assets.cores import available_cores
 from rag_assets.errors import ConfigurationError, DocumentError
 from rag_assets.normalize.adapt import to_ir
 from rag_assets.parsers import layout_model, page_pool
@@ -20,7 +21,6 @@ from rag_assets.parsers.page_pool import (
     MIN_SPLIT_PAGES,
     RANGES_PER_WORKER,
     WorkerDied,
-    available_cores,
     page_ranges,
     run_in_workers,
 )

@@ -73,7 +73,7 @@ def test_each_run_has_its_document_and_the_next_submitted_in_run_order(tmp_path:
 
 def test_nothing_is_read_ahead_for_a_document_over_a_limit(tmp_path: Path) -> None:
     """Its run fails before parsing: the workers must not parse it for minutes meanwhile."""
-    from rag_assets.sources.limits import DocumentLimits
+    from rag_assets.settings.limits import DocumentLimits
 
     limits = DocumentLimits(max_pages=MIN_SPLIT_PAGES)
     settings = Settings(data_dir=tmp_path / "data", parse_workers=2, limits=limits)

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from rag_assets.retrieval.rerank import (
-    RERANK_API_KEY_ENV,
     HttpReranker,
     LocalReranker,
     RerankError,
@@ -16,6 +15,7 @@ from rag_assets.retrieval.rerank import (
     rerank,
 )
 from rag_assets.settings import Settings
+from rag_assets.settings.processes import RERANK_API_KEY_ENV
 from rag_assets_tests.rerank_stub import (
     Behaviour,
     RerankStub,

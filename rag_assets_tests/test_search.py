@@ -16,7 +16,6 @@ from rag_assets.embedding.models import Embedder, EmbeddingSpec, load_embedder
 from rag_assets.index.rows import IndexRow
 from rag_assets.index.schema import OutdatedCollectionError
 from rag_assets.index.store import MilvusIndex
-from rag_assets.retrieval.fusion import FusionSettings
 from rag_assets.retrieval.rerank import HttpReranker
 from rag_assets.retrieval.search import (
     Retriever,
@@ -25,6 +24,7 @@ from rag_assets.retrieval.search import (
     search,
 )
 from rag_assets.settings import Settings
+from rag_assets.settings.fusion import FusionSettings
 from rag_assets_tests.rerank_stub import Behaviour, serve_rerank_stub
 
 pytestmark = pytest.mark.slow

@@ -9,13 +9,13 @@ from dagster import ConfigurableResource
 from pydantic import PrivateAttr
 
 from rag_assets.parsers.routing import ParserRouter
+from rag_assets.settings.limits import DocumentLimits
 from rag_assets.sources.collections import (
     DocumentPlan,
     RuntimeChoices,
     load_collections,
     plan_document,
 )
-from rag_assets.sources.limits import DocumentLimits
 
 
 class InboxResource(ConfigurableResource):
@@ -25,12 +25,12 @@ class InboxResource(ConfigurableResource):
     raw_dir: str
     follow_symlinks: bool = False  # symbolic links leading out of the inbox
     max_file_mb: float  # larger files fail before they are copied or parsed
-    # sources/limits.py: what one document may expand to or cost (RAG_ASSETS_MAX_*)
-    max_pages: int = 5_000
-    max_archive_mb: float = 500
-    max_archive_entries: int = 10_000
-    max_compression_ratio: float = 100
-    max_elements: int = 200_000
+    # What one document may expand to or cost (RAG_ASSETS_MAX_*, settings/limits.py)
+    max_pages: int = DocumentLimits.model_fields["max_pages"].default
+    max_archive_mb: float = DocumentLimits.model_fields["max_archive_mb"].default
+    max_archive_entries: int = DocumentLimits.model_fields["max_archive_entries"].default
+    max_compression_ratio: float = DocumentLimits.model_fields["max_compression_ratio"].default
+    max_elements: int = DocumentLimits.model_fields["max_elements"].default
 
     @property
     def limits(self) -> DocumentLimits:

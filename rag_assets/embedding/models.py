@@ -23,6 +23,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from rag_assets.errors import ConfigurationError
+from rag_assets.settings.groups import DEFAULT_RUNTIME, Runtime
 
 BUNDLED_PREFIX = "bundled:"
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
@@ -30,11 +31,6 @@ FALLBACK_SETTING = f"{BUNDLED_PREFIX}{BUNDLED_MODEL}"
 
 Kind = Literal["flag", "bge-m3"]
 Pooling = Literal["cls", "mean"]
-Runtime = Literal["onnx", "onnx-int8", "flag"]
-RUNTIMES: tuple[Runtime, ...] = ("onnx", "onnx-int8", "flag")
-# The fastest runtime whose vectors agree with FlagEmbedding's within the stated tolerance
-# (cosine >= 0.999 for every text): int8 falls short of it (bench/README.md).
-DEFAULT_RUNTIME: Runtime = "onnx"
 
 log = logging.getLogger(__name__)
 

@@ -78,7 +78,7 @@ def session_options() -> onnxruntime.SessionOptions:
     """One intra-op thread per core this process may use, and no spinning between batches."""
     import onnxruntime
 
-    from rag_assets.parsers.page_pool import available_cores
+    from rag_assets.cores import available_cores
 
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3  # errors only: initializer notes are not ours to act on

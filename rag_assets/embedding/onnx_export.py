@@ -21,6 +21,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from rag_assets.settings.processes import ModelCacheSettings
+
 # Part of the vectors' version: change it when the export or the quantization changes them.
 EXPORT_VERSION = "1"
 FP32_FILE = "model.onnx"
@@ -47,7 +49,7 @@ class ExportInfo(BaseModel):
 
 def default_cache_dir() -> Path:
     """`$RAG_ASSETS_MODEL_CACHE`, else the user's cache: exports outlive any one data folder."""
-    configured = os.environ.get("RAG_ASSETS_MODEL_CACHE", "").strip()
+    configured = ModelCacheSettings.from_env().model_cache
     if configured:
         return Path(configured).expanduser()
     base = os.environ.get("XDG_CACHE_HOME", "").strip() or "~/.cache"

@@ -12,29 +12,54 @@ operator listed the allowed ones).
 
 from __future__ import annotations
 
-import os
-
-from pydantic import BaseModel, Field, model_validator
+from pydantic import Field, model_validator
+from pydantic_settings import SettingsConfigDict
 
 from rag_assets.errors import ConfigurationError
 from rag_assets.redaction import redact_url, url_secrets
+from rag_assets.settings.base import NOT_FROM_ENV, EnvSettings, shown
+from rag_assets.settings.processes import LLM_API_KEY_ENV
 
 
-def _env(name: str) -> str | None:
-    value = os.environ.get(name, "").strip()
-    return value or None
+class LLMSettings(EnvSettings):
+    """An OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, OpenRouter), off unless a base URL
+    and a model are set; the same settings (never the key) may sit under `llm:` in
+    rag_collections.yaml; the environment wins over the file."""
 
+    model_config = SettingsConfigDict(env_prefix="RAG_ASSETS_LLM_", extra="forbid")
 
-class LLMSettings(BaseModel, extra="forbid"):
-    base_url: str | None = None  # e.g. http://127.0.0.1:8000/v1 (vLLM), http://localhost:11434/v1
-    api_key_env: str = "RAG_ASSETS_LLM_API_KEY"  # the variable's name, never its value
-    model: str | None = None  # chat model
-    vision_model: str | None = None  # defaults to `model`
-    timeout_s: float = Field(default=60, gt=0)  # per HTTP attempt
-    max_retries: int = Field(default=2, ge=0)  # the SDK's own retries, exponential backoff
-    max_concurrency: int = Field(default=4, ge=1)  # requests in flight per client
-    max_calls: int | None = Field(default=None, ge=0)  # budget per client; None = unlimited
-    send_key: bool = True  # False: the endpoint came from a data folder's file, not the operator
+    base_url: str | None = Field(
+        None,
+        description=(
+            "e.g. `http://localhost:11434/v1`; unset means off. Credentials in it "
+            "(`http://user:KEY@host/v1`) are sent as Basic auth and shown as `***` in logs, "
+            "metadata, files and errors"
+        ),
+    )
+    api_key_env: str = Field(
+        LLM_API_KEY_ENV,
+        description="the NAME of the variable holding the key, never the key itself",
+    )
+    model: str | None = Field(None, description="the chat model")
+    vision_model: str | None = Field(
+        None,
+        validation_alias="RAG_ASSETS_VISION_MODEL",
+        description="the vision model",
+        json_schema_extra=shown("the chat model"),
+    )
+    timeout_s: float = Field(60, gt=0, description="seconds per HTTP attempt")
+    max_retries: int = Field(
+        2, ge=0, description="retries with exponential backoff (the SDK's own)"
+    )
+    max_concurrency: int = Field(4, ge=1, description="requests in flight per client")
+    max_calls: int | None = Field(
+        None,
+        ge=0,
+        description="a budget of calls per client (per run)",
+        json_schema_extra=shown("none"),
+    )
+    # False: the endpoint came from a data folder's file, not the operator.
+    send_key: bool = Field(True, json_schema_extra=NOT_FROM_ENV)
 
     @model_validator(mode="after")
     def _default_vision_model(self) -> LLMSettings:
@@ -66,7 +91,7 @@ class LLMSettings(BaseModel, extra="forbid"):
                     "and where, is the operator's choice (RAG_ASSETS_LLM_API_KEY_ENV, "
                     "RAG_ASSETS_LLM_BASE_URL, RAG_ASSETS_LLM_ALLOWED_BASE_URLS)"
                 )
-        env = env_values()
+        env = cls.env_values()
         file_url = base.get("base_url") if "base_url" not in env else None
         send_key = True
         if file_url:
@@ -80,26 +105,25 @@ class LLMSettings(BaseModel, extra="forbid"):
         return cls(**{**base, **env, "send_key": send_key})
 
 
+class LLMEndpoints(EnvSettings):
+    """Which endpoints a collections file may choose."""
+
+    model_config = SettingsConfigDict(env_prefix="RAG_ASSETS_LLM_")
+
+    allowed_base_urls: str | None = Field(
+        None,
+        description=(
+            "comma-separated endpoints a data folder's `rag_collections.yaml` may choose, and "
+            "that then get the key; when set, any other endpoint in the file is refused"
+        ),
+    )
+
+
 def allowed_base_urls() -> set[str]:
     """The endpoints the operator allows a collections file to choose, with the key."""
-    listed = _env("RAG_ASSETS_LLM_ALLOWED_BASE_URLS") or ""
+    listed = LLMEndpoints.from_env().allowed_base_urls or ""
     return {_normal(url) for url in listed.split(",") if url.strip()}
 
 
 def _normal(url: str) -> str:
     return url.strip().rstrip("/")
-
-
-def env_values() -> dict[str, str]:
-    """Only the settings the environment sets, so they can override a file's values."""
-    values = {
-        "base_url": _env("RAG_ASSETS_LLM_BASE_URL"),
-        "api_key_env": _env("RAG_ASSETS_LLM_API_KEY_ENV"),
-        "model": _env("RAG_ASSETS_LLM_MODEL"),
-        "vision_model": _env("RAG_ASSETS_VISION_MODEL"),
-        "timeout_s": _env("RAG_ASSETS_LLM_TIMEOUT_S"),
-        "max_retries": _env("RAG_ASSETS_LLM_MAX_RETRIES"),
-        "max_concurrency": _env("RAG_ASSETS_LLM_MAX_CONCURRENCY"),
-        "max_calls": _env("RAG_ASSETS_LLM_MAX_CALLS"),
-    }
-    return {k: v for k, v in values.items() if v is not None}

@@ -8,7 +8,8 @@ from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.errors import ConfigurationError
 from rag_assets.normalize.repairs import repair_document
 from rag_assets.parsers.base import ParsedDocument
-from rag_assets.sources.limits import DocumentLimits, check_elements
+from rag_assets.settings.limits import DocumentLimits
+from rag_assets.sources.limits import check_elements
 
 
 def to_ir(

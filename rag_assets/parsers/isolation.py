@@ -24,10 +24,10 @@ from rag_assets.parsers.page_pool import (
     run_in_workers,
     setting,
 )
+from rag_assets.settings.processes import ParseWorkerSettings
 
-DOCUMENT_TIMEOUT_ENV = "RAG_ASSETS_PARSE_DOCUMENT_TIMEOUT_S"
-# Docling reads a 500-page DOCX in about a minute here; ten leave room for a slower machine.
-DEFAULT_DOCUMENT_TIMEOUT = 600.0
+DOCUMENT_TIMEOUT_ENV = ParseWorkerSettings.env_name("parse_document_timeout_s")
+DEFAULT_DOCUMENT_TIMEOUT = ParseWorkerSettings.model_fields["parse_document_timeout_s"].default
 
 # In a worker: the parser objects built so far, by (parser, Docling artifacts folder).
 _parsers: dict[tuple[str, str | None], object] = {}

@@ -34,10 +34,10 @@ from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
 from rag_assets.errors import ConfigurationError
+from rag_assets.settings.processes import ParseWorkerSettings
 
 # Below this many pages a PDF is parsed in the calling process: starting the workers costs
 # more than the second core would save, and a range of a few pages is mostly fixed costs.
@@ -46,14 +46,13 @@ MIN_RANGE_PAGES = 4
 # Several ranges per worker even out pages of unequal cost (tables against plain text).
 RANGES_PER_WORKER = 4
 
-IDLE_SECONDS_ENV = "RAG_ASSETS_PARSE_WORKERS_IDLE_S"
-DEFAULT_IDLE_SECONDS = 60.0
-PAGE_TIMEOUT_ENV = "RAG_ASSETS_PARSE_PAGE_TIMEOUT_S"
-DEFAULT_PAGE_TIMEOUT = 60.0
-# A worker holds ~1.4 GB of address space after a parse (0.55 GB resident): the limit stops a
-# page that would take the machine, not a heavy one.
-MEMORY_ENV = "RAG_ASSETS_PARSE_MEMORY_MB"
-DEFAULT_MEMORY_MB = 8192.0
+_LIMITS = ParseWorkerSettings.model_fields
+IDLE_SECONDS_ENV = ParseWorkerSettings.env_name("parse_workers_idle_s")
+DEFAULT_IDLE_SECONDS = _LIMITS["parse_workers_idle_s"].default
+PAGE_TIMEOUT_ENV = ParseWorkerSettings.env_name("parse_page_timeout_s")
+DEFAULT_PAGE_TIMEOUT = _LIMITS["parse_page_timeout_s"].default
+MEMORY_ENV = ParseWorkerSettings.env_name("parse_memory_mb")
+DEFAULT_MEMORY_MB = _LIMITS["parse_memory_mb"].default
 
 _lock = threading.Lock()
 _pool: ProcessPoolExecutor | None = None
@@ -84,32 +83,6 @@ class ReadAhead:
     workers: int
     futures: list[Future]
     idle_seconds: float
-
-
-def available_cores(cgroup_root: Path = Path("/sys/fs/cgroup")) -> int:
-    """Cores this process may use: its CPU affinity, capped by a container's CPU quota.
-
-    A pod limited to 2 CPUs on a 32-core node sees 32 in its affinity; a worker per core
-    there would hold 32 layout models (~0.5 GiB each) and share 2 CPUs.
-    """
-    cores = len(os.sched_getaffinity(0))
-    quota = _cpu_quota(cgroup_root)
-    return max(1, min(cores, quota)) if quota else cores
-
-
-def _cpu_quota(root: Path) -> int | None:
-    """CPUs the cgroup's quota allows, rounded up (v2 `cpu.max`, or v1's CFS files); None: no quota."""
-    try:
-        if (root / "cpu.max").is_file():
-            quota, period = (root / "cpu.max").read_text().split()[:2]
-        else:
-            quota = (root / "cpu" / "cpu.cfs_quota_us").read_text().strip()
-            period = (root / "cpu" / "cpu.cfs_period_us").read_text().strip()
-        if quota in ("max", "-1"):
-            return None
-        return math.ceil(int(quota) / int(period))
-    except (OSError, ValueError):
-        return None
 
 
 def page_ranges(page_count: int, workers: int) -> list[range]:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rag_assets.cores import available_cores
 from rag_assets.errors import DocumentError
 from rag_assets.parsers.base import ParsedDocument
 from rag_assets.parsers.layout_model import install_layout_model
@@ -34,7 +35,6 @@ from rag_assets.parsers.page_pool import (
     PAGE_TIMEOUT_ENV,
     TimedOut,
     WorkerDied,
-    available_cores,
     may_start_workers,
     memory_limit_mb,
     page_ranges,

@@ -42,8 +42,8 @@ from rag_assets.index.rows import IndexRow
 from rag_assets.index.store import MilvusIndex
 from rag_assets.language import detect_language
 from rag_assets.normalize.markdown import assemble_markdown
-from rag_assets.retrieval.fusion import FusionSettings
 from rag_assets.retrieval.search import Retriever, SearchFilters
+from rag_assets.settings.fusion import FusionSettings
 from rag_assets.templates.tokens import TokenCounter
 from rag_assets.text.normalize import normalize_unspaced
 

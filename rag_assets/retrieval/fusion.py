@@ -18,46 +18,12 @@ rather than to whichever chunk id sorts first.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from rag_assets.language import UNDETERMINED
+from rag_assets.settings.fusion import FusionSettings
 
 RETRIEVERS = ("dense", "bm25", "sparse")
-ENV_PREFIX = "RAG_ASSETS_FUSION_"
-
-
-class FusionSettings(BaseModel):
-    """Fusion weights; env RAG_ASSETS_FUSION_<FIELD> (e.g. RAG_ASSETS_FUSION_BM25_WEIGHT)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    rrf_k: int = Field(60, ge=1)
-    candidates: int = Field(20, ge=20)  # per retriever, before fusion
-    dense_weight: float = Field(1.0, ge=0)
-    bm25_weight: float = Field(1.0, ge=0)
-    sparse_weight: float = Field(1.0, ge=0)  # BGE-M3's learned sparse vectors
-    # Replaces dense_weight and sparse_weight when the query's language is not one the model
-    # covers: on held-out Chinese questions against the English MiniLM, top-1 was .20 at
-    # equal weights, .40 at 0.1 and .60 at 0 (BM25 alone).
-    foreign_model_weight: float = Field(0.0, ge=0)
-    # With foreign_model_weight 0, the model's retrievers still run and add, after BM25's hits,
-    # the ones BM25 did not find (see the module docstring).
-    foreign_model_fill: bool = True
-    # Multiplies a glossary entry's fused score unless the question asks what a term means
-    # (intent.py): a near-tie then goes to the passage that answers, not to the definition.
-    glossary_weight: float = Field(0.95, ge=0, le=1)
-
-    @classmethod
-    def from_env(cls) -> FusionSettings:
-        values = {}
-        for name in cls.model_fields:
-            raw = os.environ.get(f"{ENV_PREFIX}{name.upper()}", "").strip()
-            if raw:
-                values[name] = raw
-        return cls(**values)
 
 
 def covers(model_languages: Sequence[str], language: str) -> bool:

@@ -22,10 +22,10 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import BaseModel, ValidationError
 
 from rag_assets.settings import Settings
+from rag_assets.settings.processes import RERANK_API_KEY_ENV
 
 log = logging.getLogger(__name__)
 
-RERANK_API_KEY_ENV = "RAG_ASSETS_RERANK_API_KEY"
 BACKOFF_S = 0.5  # before the first retry, doubled for each next one
 MAX_BACKOFF_S = 8.0
 

@@ -24,7 +24,6 @@ from rag_assets.index.schema import NO_PAGE
 from rag_assets.index.store import MilvusIndex
 from rag_assets.language import detect_language
 from rag_assets.retrieval.fusion import (
-    FusionSettings,
     fill_retrievers,
     fusion_weights,
     weigh_chunk_types,
@@ -34,6 +33,7 @@ from rag_assets.retrieval.inputs import FilterValue, Page, SearchRequest, checke
 from rag_assets.retrieval.intent import asks_for_definition
 from rag_assets.retrieval.rerank import Reranker, RerankError, load_reranker, rerank
 from rag_assets.settings import Settings
+from rag_assets.settings.fusion import FusionSettings
 
 _LIKE_UNSAFE = "%_\\"  # LIKE wildcards and the escape character: a literal prefix stops there
 

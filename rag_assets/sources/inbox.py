@@ -8,9 +8,10 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rag_assets.settings.groups import ParsingSettings
 from rag_assets.sources.keys import partition_key_for
 
-FOLLOW_SYMLINKS_SETTING = "RAG_ASSETS_INBOX_FOLLOW_SYMLINKS"
+FOLLOW_SYMLINKS_SETTING = ParsingSettings.env_name("inbox_follow_symlinks")
 
 
 @dataclass(frozen=True)

@@ -8,43 +8,17 @@ document over one fails alone, naming the limit and its setting.
 
 from __future__ import annotations
 
-import os
 import zipfile
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from rag_assets.errors import DocumentError
+from rag_assets.settings.limits import DocumentLimits
 
 # Formats stored as zip archives of XML (and media).
 ARCHIVE_FORMATS = frozenset({"docx", "pptx", "xlsx", "xlsm", "epub", "odt"})
 # A member this large that packs this tightly is a decompression bomb, not a document: office
 # XML packs 5 to 30 times; 500,000 empty paragraphs pack 200 times.
 _BOMB_MEMBER_BYTES = 10_000_000
-
-
-class DocumentLimits(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    max_pages: int = Field(default=5_000, ge=1)  # RAG_ASSETS_MAX_PAGES
-    max_archive_mb: float = Field(default=500, gt=0)  # RAG_ASSETS_MAX_ARCHIVE_MB: expanded
-    max_archive_entries: int = Field(default=10_000, ge=1)  # RAG_ASSETS_MAX_ARCHIVE_ENTRIES
-    max_compression_ratio: float = Field(default=100, gt=1)  # RAG_ASSETS_MAX_COMPRESSION_RATIO
-    max_elements: int = Field(default=200_000, ge=1)  # RAG_ASSETS_MAX_ELEMENTS
-
-    @classmethod
-    def from_env(cls) -> DocumentLimits:
-        values = {name: os.environ.get(variable, "").strip() for name, variable in ENV.items()}
-        return cls(**{name: value for name, value in values.items() if value})
-
-
-ENV = {
-    "max_pages": "RAG_ASSETS_MAX_PAGES",
-    "max_archive_mb": "RAG_ASSETS_MAX_ARCHIVE_MB",
-    "max_archive_entries": "RAG_ASSETS_MAX_ARCHIVE_ENTRIES",
-    "max_compression_ratio": "RAG_ASSETS_MAX_COMPRESSION_RATIO",
-    "max_elements": "RAG_ASSETS_MAX_ELEMENTS",
-}
 
 
 def check_archive(path: Path, relative_path: str, limits: DocumentLimits) -> None:

@@ -8,10 +8,11 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from rag_assets.errors import DocumentError
+from rag_assets.settings.limits import DocumentLimits
 from rag_assets.sources.formats import detect_format, mime_type
 from rag_assets.sources.inbox import sha256_file
 from rag_assets.sources.keys import check_partition_key
-from rag_assets.sources.limits import ARCHIVE_FORMATS, DocumentLimits, check_archive, check_pages
+from rag_assets.sources.limits import ARCHIVE_FORMATS, check_archive, check_pages
 from rag_assets.sources.paths import inside
 
 

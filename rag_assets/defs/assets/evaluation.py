@@ -89,7 +89,7 @@ def retrieval_evaluation(
     collections: CollectionsResource,
 ):
     from rag_assets.index.store import MilvusIndex
-    from rag_assets.retrieval.fusion import FusionSettings
+    from rag_assets.settings.fusion import FusionSettings
     from rag_assets.storage import read_documents
 
     started = time.perf_counter()

@@ -5,7 +5,7 @@ A line heads a division when all of these hold:
 
 - it starts with a marker (`Article 5`, `CHAPTER III`, `Section 2.1`, `第八条`, `1.2`) that is
   no cross-reference (`Article 8(1) of the Charter`, `本法第三十九条规定`; see
-  `templates.numbering`);
+  `text.numbering`);
 - what follows the marker on the line is a title: short, no sentence punctuation, capitalised
   (`1.2 Scope`); a named marker may stand alone, its title on the next line (`Article 5` /
   `Principles relating to ...`, with lines in lower case continuing a wrapped title);

@@ -1,0 +1,91 @@
+"""Runtime settings shared by the CLI and the Dagster definitions, read from the environment.
+
+Each group of `Settings` is its own model (groups.py); docs/configuration.md is rendered from
+them (`python -m rag_assets.settings_doc`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+
+from rag_assets.settings.fusion import FusionSettings
+from rag_assets.settings.groups import (
+    ChunkingSettings,
+    EmbeddingSettings,
+    IndexSettings,
+    ParsingSettings,
+    RerankSettings,
+    ScheduleSettings,
+    StorageSettings,
+)
+from rag_assets.settings.limits import DocumentLimits
+
+GROUPS = (
+    StorageSettings,
+    ParsingSettings,
+    ChunkingSettings,
+    EmbeddingSettings,
+    IndexSettings,
+    RerankSettings,
+    ScheduleSettings,
+)
+
+
+class Settings(
+    ScheduleSettings,
+    RerankSettings,
+    IndexSettings,
+    EmbeddingSettings,
+    ChunkingSettings,
+    ParsingSettings,
+    StorageSettings,
+):
+    """One place for every path and default; `from_env` is what `dagster dev` and the CLI use."""
+
+    # Set by CLI flags: win over rag_collections.yaml, where `parser`/`template` only fill gaps.
+    force_parser: str | None = None
+    force_template: str | None = None
+    fusion: FusionSettings = Field(default_factory=FusionSettings)
+    # What one document may expand to or cost once read: pages, archive size, elements.
+    limits: DocumentLimits = Field(default_factory=DocumentLimits)
+
+    @classmethod
+    def from_env(cls, data_dir: str | Path | None = None) -> Settings:
+        values = {name: value for group in GROUPS for name, value in group.env_values().items()}
+        root = data_dir or values.pop("data_dir", None) or "data"
+        return cls(
+            **values,
+            data_dir=Path(root).expanduser().resolve(),
+            fusion=FusionSettings.from_env(),
+            limits=DocumentLimits.from_env(),
+        )
+
+    @property
+    def inbox_dir(self) -> Path:
+        return self.data_dir / "inbox"
+
+    @property
+    def raw_dir(self) -> Path:
+        return self.data_dir / "raw"
+
+    @property
+    def collections_path(self) -> Path:
+        return self.collections_file or self.data_dir / "rag_collections.yaml"
+
+    @property
+    def dagster_home(self) -> Path:
+        return self.data_dir / "dagster"
+
+    @property
+    def evaluation_dir(self) -> Path:
+        return self.eval_dir or self.data_dir / "eval"
+
+    @property
+    def asset_storage_root(self) -> str:
+        return self.storage_root or str(self.data_dir / "assets")
+
+    @property
+    def resolved_milvus_uri(self) -> str:
+        return self.milvus_uri or str(self.data_dir / "milvus.db")

@@ -1,0 +1,232 @@
+"""The settings `Settings` is made of, one model per concern, each field its variable's
+reference entry (docs/configuration.md is rendered from these descriptions)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field, field_validator
+from pydantic_settings import NoDecode
+
+from rag_assets.cores import available_cores
+from rag_assets.normalize.repairs import REPAIR_NAMES
+from rag_assets.settings.base import EnvSettings, shown
+
+DEFAULT_EMBEDDING_MODEL = "bundled:all-MiniLM-L6-v2"
+Runtime = Literal["onnx", "onnx-int8", "flag"]
+RUNTIMES: tuple[Runtime, ...] = ("onnx", "onnx-int8", "flag")
+# The fastest runtime whose vectors agree with FlagEmbedding's within the stated tolerance
+# (cosine >= 0.999 for every text): int8 falls short of it (bench/README.md).
+DEFAULT_RUNTIME: Runtime = "onnx"
+
+
+class StorageSettings(EnvSettings):
+    """Where data, assets, collections files, evaluation sets and the index live."""
+
+    data_dir: Path = Field(
+        Path("data"), description="the data folder", json_schema_extra=shown("`./data`")
+    )
+    storage_root: str | None = Field(
+        None,
+        description="where asset partitions are stored (any UPath, e.g. `s3://bucket/rag`)",
+        json_schema_extra=shown("`<data>/assets`"),
+    )
+    collections_file: Path | None = Field(
+        None,
+        validation_alias="RAG_ASSETS_COLLECTIONS",
+        description="per-document parser, template and options (see Collections)",
+        json_schema_extra=shown("`<data>/rag_collections.yaml`"),
+    )
+    eval_dir: Path | None = Field(
+        None,
+        description="evaluation sets for `retrieval_evaluation` (see Retrieval evaluation)",
+        json_schema_extra=shown("`<data>/eval`"),
+    )
+    milvus_uri: str | None = Field(
+        None,
+        description="Milvus Lite file, or `http://host:19530`",
+        json_schema_extra=shown("`<data>/milvus.db`"),
+    )
+    milvus_token: str | None = Field(None, description="Milvus credentials")
+
+
+class ParsingSettings(EnvSettings):
+    """Which files are read, and how."""
+
+    parser: str = Field(
+        "auto", description="`auto`, `docling`, `pymupdf`, `unstructured` or `plaintext`"
+    )
+    docling_artifacts_path: str | None = Field(
+        None,
+        validation_alias="RAG_ASSETS_DOCLING_ARTIFACTS",
+        description="a folder with Docling's layout models; enables Docling for PDF",
+    )
+    parse_workers: int = Field(
+        default_factory=available_cores,
+        ge=1,
+        description=(
+            "processes parsing the page ranges of a PDF of 16 pages or more at once (PyMuPDF), "
+            "started once per process; `1` parses one range at a time (in the run's own process "
+            "when `RAG_ASSETS_PARSE_PAGE_TIMEOUT_S` is `0`)"
+        ),
+        json_schema_extra=shown("one per core (within a container's CPU quota)"),
+    )
+    # Left out to measure what each repair earns (bench/repairs.py) or to get round one that
+    # harms a collection.
+    repairs_off: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description=(
+            f"IR repairs to leave out, comma-separated ({', '.join(f'`{n}`' for n in REPAIR_NAMES)}); "
+            "a change re-runs `normalized_documents` and below; `bench/repairs.py` measures what "
+            "each earns"
+        ),
+    )
+    inbox_follow_symlinks: bool = Field(
+        False,
+        description=(
+            "follow symbolic links that lead out of the inbox (or out of a folder given to `ingest`)"
+        ),
+    )
+    max_file_mb: float = Field(
+        100,
+        gt=0,
+        description=(
+            "a larger file fails with that reason before it is copied or parsed (raise it for "
+            "big scanned PDFs)"
+        ),
+    )
+
+    @field_validator("repairs_off", mode="before")
+    @classmethod
+    def _repair_names(cls, value: object) -> object:
+        names = (
+            [n.strip() for n in value.split(",") if n.strip()] if isinstance(value, str) else value
+        )
+        unknown = sorted(set(names) - set(REPAIR_NAMES)) if isinstance(names, list) else []
+        if unknown:
+            raise ValueError(f"unknown repairs {unknown}; repairs are {', '.join(REPAIR_NAMES)}")
+        return names
+
+
+class ChunkingSettings(EnvSettings):
+    """How documents are cut into chunks, and how much of them the chunks must cover."""
+
+    template: str = Field(
+        "auto",
+        description=(
+            "the chunking template (`auto`, `semantic`, `fixed`, `qa_pairs`, `clauses`, `spec`); "
+            "`auto` retrieved best on both evaluation sets (see Retrieval evaluation)"
+        ),
+    )
+    # all-MiniLM-L6-v2 was trained on 256-token inputs; raise both with a long-context model.
+    chunk_max_tokens: int = Field(
+        256, description="chunk size limit, in the embedding model's tokens"
+    )
+    chunk_overlap_tokens: int = Field(
+        32, description="overlap between consecutive chunks of a section"
+    )
+    chunk_coverage_floor: float = Field(
+        0.9,
+        ge=0,
+        le=1,
+        description=(
+            "the `document_chunks` coverage check warns below this share of the IR's non-blank "
+            "characters inside some chunk's span"
+        ),
+    )
+
+
+class EmbeddingSettings(EnvSettings):
+    """The embedding model and the runtime it runs on."""
+
+    embedding_model: str = Field(
+        DEFAULT_EMBEDDING_MODEL,
+        description=(
+            "a local model folder or a name in the local Hugging Face cache (e.g. `BAAI/bge-m3`)"
+        ),
+    )
+    embedding_languages: str | None = Field(
+        None,
+        description="languages the model covers, e.g. `en` or `zh,en`, `*` for any (see Search)",
+        json_schema_extra=shown("by the model's name"),
+    )
+    embedding_runtime: Runtime = Field(
+        DEFAULT_RUNTIME,
+        description=(
+            "`onnx` (ONNX Runtime, fp32), `onnx-int8` (int8 weights) or `flag` (FlagEmbedding, "
+            "the reference; always so for BGE-M3); see Embeddings"
+        ),
+    )
+
+
+class IndexSettings(EnvSettings):
+    """The BM25 side of the index, fixed when a collection is made."""
+
+    text_analyzer: str = Field(
+        "jieba",
+        description=(
+            "BM25 analyzer: `jieba` (lowercased; Chinese and English in one collection) or `standard`"
+        ),
+    )
+    bm25_k1: float = Field(
+        1.2,
+        ge=0,
+        le=3,
+        description=(
+            "BM25's term-frequency saturation (0-3), fixed when a collection is made; a collection "
+            "made with another value is refused (see Retrieval evaluation)"
+        ),
+    )
+    bm25_b: float = Field(
+        0.75,
+        ge=0,
+        le=1,
+        description=(
+            "BM25's length normalisation (0-1), fixed when a collection is made; a collection "
+            "made with another value is refused (see Retrieval evaluation)"
+        ),
+    )
+
+
+class RerankSettings(EnvSettings):
+    """Reranking of the fused hits, off unless a model folder (or cached hub name) or a
+    `/rerank` endpoint is set. The endpoint's key is read from `RAG_ASSETS_RERANK_API_KEY` when
+    the client is made, never held in the settings."""
+
+    rerank_model: str | None = Field(
+        None,
+        description=(
+            "a local model folder or a name in the local Hugging Face cache (e.g. "
+            "`BAAI/bge-reranker-v2-m3`); never downloaded. With `RAG_ASSETS_RERANK_URL`, the model "
+            "name sent to the endpoint"
+        ),
+    )
+    rerank_url: str | None = Field(
+        None,
+        description=(
+            "a `/rerank` endpoint (Jina, Cohere v2, vLLM shape), e.g. "
+            "`http://127.0.0.1:8080/v1/rerank`: POST `{model, query, documents, top_n}` -> "
+            "`{results: [{index, relevance_score}]}`"
+        ),
+    )
+    rerank_top_n: int = Field(20, ge=1, description="fused hits handed to the reranker")
+    rerank_timeout_s: float = Field(10, gt=0, description="seconds per attempt to the endpoint")
+    rerank_max_retries: int = Field(
+        2,
+        ge=0,
+        description="retries with backoff on timeouts, connection errors, 408, 429 and 5xx",
+    )
+
+
+class ScheduleSettings(EnvSettings):
+    """When the schedules run (cron, UTC)."""
+
+    refresh_cron: str = Field(
+        "0 2 * * *",
+        description="when the refresh schedule rescans the inbox and settings and runs what is stale",
+    )
+    evaluation_cron: str = Field(
+        "0 4 * * 0",
+        description="when `retrieval_evaluation` is re-run: weekly, Sunday 04:00 UTC",
+    )
