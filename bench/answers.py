@@ -35,7 +35,7 @@ from dagster import DagsterInstance
 from rag_assets.llm.client import LLMClient
 from rag_assets.llm.settings import LLMSettings
 from rag_assets.retrieval.answer import Answer, answer, model_client, sentences
-from rag_assets.retrieval.evaluation import load_eval_sets
+from rag_assets.retrieval.evaluation.sets import load_eval_sets
 from rag_assets.retrieval.relevance import NOT_FOUND_THRESHOLD
 from rag_assets.retrieval.tools import fold, open_toolbox
 from rag_assets.runner.ingest import ingest

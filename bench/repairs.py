@@ -42,7 +42,8 @@ from rag_assets.normalize.adapt import to_ir
 from rag_assets.normalize.repairs import REPAIR_NAMES
 from rag_assets.parsers.base import ParsedDocument
 from rag_assets.parsers.routing import ParserRouter
-from rag_assets.retrieval.evaluation import EvalQuestion, RunSpec, compare_templates, load_eval_set
+from rag_assets.retrieval.evaluation.comparison import RunSpec, compare_templates
+from rag_assets.retrieval.evaluation.sets import EvalQuestion, load_eval_set
 from rag_assets.settings import Settings
 from rag_assets.sources.formats import detect_format
 from rag_assets.sources.inbox import sha256_file

@@ -32,12 +32,8 @@ from rag_assets.embedding.selection import select_embedder
 from rag_assets.index.store import MilvusIndex
 from rag_assets.parsers.routing import ParserRouter
 from rag_assets.parsing import parse_file
-from rag_assets.retrieval.evaluation import (
-    compare_templates,
-    load_eval_set,
-    passage_document,
-    run_specs,
-)
+from rag_assets.retrieval.evaluation.comparison import compare_templates, run_specs
+from rag_assets.retrieval.evaluation.sets import load_eval_set, passage_document
 from rag_assets.settings import Settings
 from rag_assets.tables.structure import structure_markdown, with_table_markdown
 from rag_assets.templates.tokens import TokenizerCounter

@@ -187,14 +187,13 @@ def bench_embed(texts: list[str], batch_sizes: list[int]) -> list[dict]:
 def straight_script(files: list[Path], data_dir: Path) -> tuple[float, int, list[str]]:
     """Parse, chunk, embed and index each file with the library calls the assets make."""
     from rag_assets.embedding.models import EmbeddingSpec, load_embedder
-    from rag_assets.embedding.rows import embedding_rows
+    from rag_assets.embedding.rows import embed_rows
     from rag_assets.index.rows import index_rows
     from rag_assets.index.store import MilvusIndex
     from rag_assets.parsers.routing import ParserRouter
     from rag_assets.parsing import parse_file
     from rag_assets.settings import Settings
-    from rag_assets.templates.registry import build_template
-    from rag_assets.templates.select import choose_template
+    from rag_assets.templates.chunking import chunk_document
     from rag_assets.templates.tokens import TokenizerCounter
 
     started = time.perf_counter()
@@ -209,10 +208,8 @@ def straight_script(files: list[Path], data_dir: Path) -> tuple[float, int, list
         collection = index.ensure_collection(embedder.name, embedder.dimension, embedder.has_sparse)
         for f in files:
             doc = parse_file(f, router).document
-            template = build_template(choose_template(doc, requested, llm=None).template)
-            chunks = template.chunk(doc, counter)
-            batch = embedder.encode_documents([c.context_text or c.text for c in chunks])
-            vectors = embedding_rows([c.chunk_id for c in chunks], batch.dense, batch.sparse)
+            chunks = chunk_document(doc, requested, {}, counter).rows
+            vectors = embed_rows(embedder, chunks)
             index.replace_document(collection, doc.doc_id, index_rows(chunks, vectors))
             chunks_total += len(chunks)
             texts.extend(c.text for c in chunks)

@@ -12,19 +12,23 @@ import pytest
 
 from rag_assets.embedding.models import EmbeddingSpec, load_embedder
 from rag_assets.errors import ConfigurationError
-from rag_assets.retrieval.evaluation import (
+from rag_assets.retrieval.evaluation.comparison import (
     EncodedQueries,
-    EvalQuestion,
-    QuestionOutcome,
     RunSpec,
-    Target,
-    aggregate,
-    load_eval_sets,
-    matches,
     mode_fusion,
-    passage_document,
     run_specs,
+)
+from rag_assets.retrieval.evaluation.metrics import (
+    QuestionOutcome,
+    aggregate,
+    matches,
     score_ranking,
+)
+from rag_assets.retrieval.evaluation.sets import (
+    EvalQuestion,
+    Target,
+    load_eval_sets,
+    passage_document,
 )
 from rag_assets.retrieval.fusion import fusion_weights
 from rag_assets.settings.fusion import FusionSettings
@@ -239,7 +243,7 @@ def test_questions_are_encoded_once_and_handed_out_by_text():
 
 
 def test_evaluation_sets_do_not_follow_links_out_of_their_folder(tmp_path):
-    from rag_assets.retrieval.evaluation import load_eval_sets
+    from rag_assets.retrieval.evaluation.sets import load_eval_sets
 
     outside = tmp_path / "outside"
     outside.mkdir()

@@ -15,7 +15,7 @@ from rag_assets.defs.assets.evaluation import (
 from rag_assets.defs.build import build_defs
 from rag_assets.index.store import MilvusIndex
 from rag_assets.instance import open_instance
-from rag_assets.retrieval.evaluation import Comparison
+from rag_assets.retrieval.evaluation.comparison import Comparison
 from rag_assets.runner.ingest import ingest
 from rag_assets.settings import Settings
 

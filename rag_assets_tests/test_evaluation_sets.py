@@ -8,13 +8,9 @@ import pytest
 from rag_assets.embedding.models import EmbeddingSpec, resolve_model
 from rag_assets.parsers.routing import ParserRouter
 from rag_assets.parsing import parse_file
-from rag_assets.retrieval.evaluation import (
-    ChunkLookup,
-    EvalSet,
-    chunk_documents,
-    load_eval_set,
-    question_slices,
-)
+from rag_assets.retrieval.evaluation.comparison import chunk_documents
+from rag_assets.retrieval.evaluation.metrics import ChunkLookup, question_slices
+from rag_assets.retrieval.evaluation.sets import EvalSet, load_eval_set
 from rag_assets.templates.tokens import TokenizerCounter
 from rag_assets_tests.conftest import REPO_ROOT
 

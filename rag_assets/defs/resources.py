@@ -189,12 +189,15 @@ class MilvusResource(ConfigurableResource):
     bm25_b: float = 0.75
 
     @contextmanager
-    def open(self) -> Iterator:
+    def open(self, collection_prefix: str | None = None) -> Iterator:
+        """The index; `collection_prefix` keeps its collections apart from the product's (the
+        evaluation's `eval_<template>`)."""
         from rag_assets.index.store import MilvusIndex
 
         index = MilvusIndex(
             self.uri,
             token=self.token,
+            **({"collection_prefix": collection_prefix} if collection_prefix else {}),
             text_analyzer=self.text_analyzer,
             bm25_k1=self.bm25_k1,
             bm25_b=self.bm25_b,

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import numpy as np
 from pydantic import BaseModel, Field
+
+from rag_assets.contracts.chunk import ChunkRow
+from rag_assets.embedding.models import Embedder
+from rag_assets.embedding.progress import encode_with_progress
 
 
 class EmbeddingRow(BaseModel):
@@ -23,6 +29,16 @@ def embedding_rows(
         )
         for i, chunk_id in enumerate(chunk_ids)
     ]
+
+
+def embed_rows(
+    embedder: Embedder,
+    chunks: Sequence[ChunkRow],
+    report: Callable[[str], None] = lambda _: None,
+) -> list[EmbeddingRow]:
+    """One row per chunk, in order: the vectors of its context text (its text when it has none)."""
+    batch = encode_with_progress(embedder, [c.context_text or c.text for c in chunks], report)
+    return embedding_rows([c.chunk_id for c in chunks], batch.dense, batch.sparse)
 
 
 def dense_matrix(rows: list[EmbeddingRow], dimension: int) -> np.ndarray:

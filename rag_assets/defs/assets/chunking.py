@@ -20,23 +20,14 @@ from rag_assets.defs.resources import (
     LLMResource,
 )
 from rag_assets.errors import ConfigurationError
-from rag_assets.quality.chunks import (
-    check_chunks_have_content,
-    check_header_paths,
-    check_ids_unique_and_deterministic,
-    check_metadata_complete,
-    check_pages_within_document,
-)
-from rag_assets.quality.coverage import check_coverage
 from rag_assets.sources.raw import RawDocument
 from rag_assets.tables.cache import VisionCache
 from rag_assets.tables.models import TableMarkdown
-from rag_assets.tables.structure import structure_markdown, with_table_markdown
+from rag_assets.tables.structure import structure_markdown
 from rag_assets.tables.vision import vision_markdown
-from rag_assets.templates.base import link_neighbours
 from rag_assets.templates.choice_cache import ChoiceCache
-from rag_assets.templates.registry import build_template, templates_version
-from rag_assets.templates.select import choose_template
+from rag_assets.templates.chunking import check_chunks, chunk_document
+from rag_assets.templates.registry import templates_version
 
 TABLES_VERSION = "2"  # vision path
 
@@ -120,33 +111,37 @@ def document_chunks(
     table_markdown: pa.Table,
 ):
     started = time.perf_counter()
-    doc = with_table_markdown(normalized_documents, from_arrow(table_markdown, TableMarkdown))
-    plan = collections.plan(doc.source_path)
+    plan = collections.plan(normalized_documents.source_path)
     client = llm.client()
     calls_before = client.usage.calls if client else 0
-    choice = choose_template(
-        doc, plan.template, llm=client, cache=ChoiceCache(Path(llm.cache_dir) / "templates")
-    )
-    try:
-        template = build_template(choice.template, plan.options, llm=client)
-    except ConfigurationError as error:
-        raise Failure(description=f"{doc.source_path}: {error}", allow_retries=False) from error
-    context.log.info(f"{doc.source_path}: template {choice.template} ({choice.reason})")
     counter = embedding.token_counter()
-    chunks = template.chunk(doc, counter)
+    try:
+        chunked = chunk_document(
+            normalized_documents,
+            plan.template,
+            plan.options,
+            counter,
+            tables=from_arrow(table_markdown, TableMarkdown),
+            llm=client,
+            choice_cache=ChoiceCache(Path(llm.cache_dir) / "templates"),
+        )
+    except ConfigurationError as error:
+        raise Failure(
+            description=f"{normalized_documents.source_path}: {error}", allow_retries=False
+        ) from error
+    doc, template, choice, chunks = chunked.doc, chunked.template, chunked.choice, chunked.rows
+    context.log.info(f"{doc.source_path}: template {choice.template} ({choice.reason})")
     if not chunks:  # an "ok" document with nothing searchable would pass unnoticed
         raise Failure(
             description=f"{doc.source_path}: the {template.name} template made no chunks from "
             f"{len(doc.elements)} elements",
             allow_retries=False,
         )
-    if template.options.neighbour_ids:
-        chunks = link_neighbours(chunks)
     table = to_arrow(chunks, ChunkRow)
     records = to_records(table, ChunkRow)
     tokens = [c.token_count for c in chunks]
-    structure = template.document_structure(doc)
-    degraded = [*choice.degraded, *template.failures.notes()]
+    structure = chunked.structure
+    degraded = chunked.degraded
     for note in degraded:
         context.log.warning(f"{doc.source_path}: {note}")
     yield Output(
@@ -175,21 +170,6 @@ def document_chunks(
             ),
         },
     )
-    yield result("chunk_metadata_complete", check_metadata_complete(records, doc.doc_id))
-    yield result("chunk_ids_unique_deterministic", check_ids_unique_and_deterministic(records))
-    yield result(
-        "header_paths_consistent",
-        check_header_paths(
-            records, doc, template.headings_from_text, template.options.header_path_separator
-        ),
-    )
-    yield result("pages_within_document", check_pages_within_document(records, doc.page_count))
-    yield result(
-        "chunks_have_content",
-        check_chunks_have_content(records, doc, template.headings_from_text),
-    )
-    yield result(
-        "chunks_cover_document",
-        check_coverage(records, doc.markdown, collections.coverage_floor),
-        AssetCheckSeverity.WARN,
-    )
+    for check in check_chunks(records, chunked, collections.coverage_floor):
+        severity = AssetCheckSeverity.ERROR if check.blocking else AssetCheckSeverity.WARN
+        yield result(check.name, check.outcome, severity)

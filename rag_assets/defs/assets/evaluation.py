@@ -28,13 +28,12 @@ from rag_assets.defs.metadata import seconds
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import CollectionsResource, EmbeddingResource, MilvusResource
 from rag_assets.errors import ConfigurationError
-from rag_assets.retrieval.evaluation import (
+from rag_assets.retrieval.evaluation.comparison import (
     TOP_K,
     compare_templates,
-    load_eval_sets,
-    passage_document,
     run_specs,
 )
+from rag_assets.retrieval.evaluation.sets import load_eval_sets, passage_document
 
 DEFAULT_TEMPLATES = ("fixed", "semantic", "auto")
 EVALUATION_VERSION = "1"  # relevance and metric definitions
@@ -88,7 +87,6 @@ def retrieval_evaluation(
     milvus: MilvusResource,
     collections: CollectionsResource,
 ):
-    from rag_assets.index.store import MilvusIndex
     from rag_assets.settings.fusion import FusionSettings
     from rag_assets.storage import read_documents
 
@@ -113,16 +111,6 @@ def retrieval_evaluation(
     if fallback_reason:
         context.log.warning(fallback_reason)
 
-    def open_index(prefix: str) -> MilvusIndex:
-        return MilvusIndex(
-            milvus.uri,
-            token=milvus.token,
-            collection_prefix=prefix,
-            text_analyzer=milvus.text_analyzer,
-            bm25_k1=milvus.bm25_k1,
-            bm25_b=milvus.bm25_b,
-        )
-
     try:
         comparison = compare_templates(
             documents,
@@ -130,7 +118,7 @@ def retrieval_evaluation(
             run_specs(config.templates, config.single_retriever_template or None),
             embedder,
             embedding.token_counter(),
-            open_index,
+            lambda prefix: milvus.open(collection_prefix=prefix),
             options={
                 "max_tokens": collections.max_tokens,
                 "overlap_tokens": collections.overlap_tokens,

@@ -20,8 +20,7 @@ from rag_assets.defs.checks import EMBEDDING_CHECKS, INDEX_CHECKS, result, specs
 from rag_assets.defs.metadata import seconds
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import EmbeddingResource, MilvusResource
-from rag_assets.embedding.progress import encode_with_progress
-from rag_assets.embedding.rows import EmbeddingRow, dense_matrix, embedding_rows
+from rag_assets.embedding.rows import EmbeddingRow, dense_matrix, embed_rows
 from rag_assets.index.rows import IndexReport, index_rows
 from rag_assets.quality.embeddings import check_embeddings
 from rag_assets.quality.index import (
@@ -66,10 +65,8 @@ def chunk_embeddings(
     started = time.perf_counter()
     embedder, fallback_reason = embedding.load()
     loaded = time.perf_counter()
-    texts = [c.context_text or c.text for c in every]
-    batch = encode_with_progress(embedder, texts, context.log.info)
+    rows = embed_rows(embedder, every, context.log.info)
     encoded = time.perf_counter()
-    rows = embedding_rows([c.chunk_id for c in every], batch.dense, batch.sparse)
     by_key, start = {}, 0
     for key, doc_chunks in chunks.items():
         by_key[key] = rows[start : start + len(doc_chunks)]

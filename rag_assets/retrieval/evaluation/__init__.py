@@ -1,0 +1,1 @@
+"""Retrieval evaluation: question sets, relevance, metrics per slice, templates side by side."""
