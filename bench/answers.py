@@ -34,10 +34,11 @@ from dagster import DagsterInstance
 
 from rag_assets.llm.client import LLMClient
 from rag_assets.llm.settings import LLMSettings
-from rag_assets.retrieval.answer import Answer, answer, model_client, sentences
+from rag_assets.retrieval.answer import Answer, answer, model_client
 from rag_assets.retrieval.evaluation.sets import load_eval_sets
+from rag_assets.retrieval.grounding import sentences
 from rag_assets.retrieval.relevance import NOT_FOUND_THRESHOLD
-from rag_assets.retrieval.tools import fold, open_toolbox
+from rag_assets.retrieval.tools.toolbox import fold, open_toolbox
 from rag_assets.runner.ingest import ingest
 from rag_assets.settings import Settings
 

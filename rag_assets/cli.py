@@ -8,7 +8,9 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import NoReturn, get_origin
+
+from pydantic import BaseModel
 
 from rag_assets.settings import Settings
 
@@ -307,106 +309,59 @@ def cmd_ui(args: argparse.Namespace) -> int:
     os.execvpe(command[0], command, env)
 
 
-def _tool(args: argparse.Namespace, run, show, nothing: str = "nothing found") -> int:
-    """Run a retrieval tool on the index; print its results as JSON or with `show`."""
+def cmd_tool(args: argparse.Namespace) -> int:
+    """Run a typed retrieval tool on the index; print its results as JSON or as the tool shows
+    them."""
     from rag_assets.errors import ConfigurationError
-    from rag_assets.retrieval.tools import open_toolbox
+    from rag_assets.retrieval.tools.registry import TOOLS
+    from rag_assets.retrieval.tools.toolbox import open_toolbox
 
+    tool = TOOLS[args.tool]
+    values = {
+        name: getattr(args, name)
+        for name in tool.accepted.model_fields
+        if getattr(args, name) is not None
+    }
     try:
         with open_toolbox(_settings(args)) as box:
             if box is None:
                 print("nothing indexed yet; try `rag-assets ingest PATH`", file=sys.stderr)
                 return 1
-            results = run(box)
+            # Validated once the index is open: with nothing indexed, that is what is said.
+            options = tool.accepted.model_validate(values)
+            results = tool.run(box, options)
     except (ConfigurationError, LookupError) as error:
         print(f"rag-assets {args.command}: {error}", file=sys.stderr)
         return 1
     if args.json:
         print(json.dumps([r.model_dump() for r in results], ensure_ascii=False, indent=2))
     elif not results:
-        print(nothing)
+        print(tool.nothing(options))
     for result in [] if args.json else results:
-        print(show(result))
+        print(tool.show(result))
     return 0
 
 
-def cmd_glossary(args: argparse.Namespace) -> int:
-    from rag_assets.retrieval.tools import glossary
-
-    return _tool(
-        args,
-        lambda box: glossary(box, term=args.term),
-        lambda e: f"{e.term} ({e.match}; {e.source.citation})\n    {e.definition}",
-    )
-
-
-def cmd_table_rows(args: argparse.Namespace) -> int:
-    from rag_assets.retrieval.tools import table_rows
-
-    def show(row) -> str:
-        cells = "\n".join(f"    {k}: {v}" for k, v in row.cells.items())
-        notes = "".join(f"\n    note: {n}" for n in row.footnotes)
-        return f"{row.table} ({row.source.citation})\n{cells}{notes}"
-
-    return _tool(
-        args, lambda box: table_rows(box, keywords=args.keywords, attribute=args.attribute), show
-    )
-
-
-def cmd_text(args: argparse.Namespace) -> int:
-    from rag_assets.retrieval.tools import text
-
-    return _tool(
-        args,
-        lambda box: text(box, query=args.query, top_k=args.top_k),
-        lambda p: (
-            f"{p.header_path}  ({p.source.citation}, score {p.score:.3f})\n    "
-            + " ".join(p.text.split())[:300]
-        ),
-    )
-
-
-def cmd_figures(args: argparse.Namespace) -> int:
-    from rag_assets.retrieval.tools import figures
-
-    return _tool(
-        args,
-        lambda box: figures(box, description=args.description, top_k=args.top_k),
-        lambda f: (
-            f"{f.caption or f.figure_id} ({f.source.citation})\n    "
-            f"image: {f.image_path or '-'}\n    cited by: {f.anchor_text or '-'}"
-        ),
-    )
-
-
-def cmd_section(args: argparse.Namespace) -> int:
-    from rag_assets.retrieval.tools import section
-
-    def show(result) -> str:
-        lines = [f"# {result.source_path} § {result.section}"]
-        for chunk in result.chunks:
-            lines += [f"--- #{chunk.chunk_index} {chunk.chunk_type} ({chunk.source.citation})"]
-            lines += [chunk.text]
-            lines += [
-                f"    -> {r.label}: {r.title}, p. {r.page}" if r.kind else f"    -> {r.label}: ?"
-                for r in chunk.references
-            ]
-        return "\n".join(lines)
-
-    where = f" of {args.doc}" if args.doc else ""
-    nothing = f"no section {args.path_or_number!r} in the indexed documents{where}"
-    return _tool(
-        args,
-        lambda box: section(box, path_or_number=args.path_or_number, doc=args.doc),
-        show,
-        nothing,
-    )
+def _add_tool_arguments(command: argparse.ArgumentParser, options: type[BaseModel]) -> None:
+    """A tool's options as the subcommand's: required ones positional (a list takes one or
+    more words), the others `--name`; then `--json`."""
+    fields = options.model_fields
+    for name, field in fields.items():
+        if not field.is_required():
+            kind = int if field.annotation is int else None
+            command.add_argument(f"--{name.replace('_', '-')}", type=kind, help=field.description)
+    command.add_argument("--json", action="store_true")
+    for name, field in fields.items():
+        if field.is_required():
+            many = "+" if get_origin(field.annotation) is list else None
+            command.add_argument(name, nargs=many, help=field.description)
 
 
 def cmd_answer(args: argparse.Namespace) -> int:
     from rag_assets.errors import ConfigurationError
-    from rag_assets.retrieval.answer import answer, model_client, read_session
-    from rag_assets.retrieval.tools import open_toolbox
+    from rag_assets.retrieval.answer import answer, model_client
+    from rag_assets.retrieval.followup import read_session
+    from rag_assets.retrieval.tools.toolbox import open_toolbox
 
     session = Path(args.session) if args.session else None
     try:
@@ -453,11 +408,13 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from rag_assets.retrieval.tools.registry import TOOLS
+
     parser = _Parser(prog="rag-assets", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    def add(name: str, help_text: str) -> argparse.ArgumentParser:
-        command = sub.add_parser(name, help=help_text)
+    def add(name: str, help_text: str, description: str | None = None) -> argparse.ArgumentParser:
+        command = sub.add_parser(name, help=help_text, description=description)
         command.add_argument(
             "--data-dir", help="data folder (default: $RAG_ASSETS_DATA_DIR, then ./data)"
         )
@@ -523,34 +480,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluate.set_defaults(func=cmd_evaluate)
 
-    glossary = add("glossary", "a term's definition: glossary entries, then passages defining it")
-    glossary.add_argument("--json", action="store_true")
-    glossary.add_argument("term")
-    glossary.set_defaults(func=cmd_glossary)
-
-    rows = add("table-rows", "table rows matching the keywords, as key/value cells")
-    rows.add_argument("--attribute", help="only rows that have this column, e.g. Offset")
-    rows.add_argument("--json", action="store_true")
-    rows.add_argument("keywords", nargs="+")
-    rows.set_defaults(func=cmd_table_rows)
-
-    passages = add("text", "passages with their header paths")
-    passages.add_argument("--top-k", type=int, default=5)
-    passages.add_argument("--json", action="store_true")
-    passages.add_argument("query")
-    passages.set_defaults(func=cmd_text)
-
-    figs = add("figures", "figures by description: caption, anchor text, image, page")
-    figs.add_argument("--top-k", type=int, default=5)
-    figs.add_argument("--json", action="store_true")
-    figs.add_argument("description")
-    figs.set_defaults(func=cmd_figures)
-
-    sect = add("section", "a section's chunks in order (3.2, /2 Register Map/ or a title)")
-    sect.add_argument("--doc", help="only this doc id or source path")
-    sect.add_argument("--json", action="store_true")
-    sect.add_argument("path_or_number")
-    sect.set_defaults(func=cmd_section)
+    for tool in TOOLS.values():
+        command = add(tool.command, tool.summary, tool.description)
+        _add_tool_arguments(command, tool.accepted)
+        command.set_defaults(func=cmd_tool, tool=tool.name)
 
     ask = add("answer", "a cited answer from the indexed documents, or 'not found'")
     ask.add_argument("--session", help="a JSON file of earlier turns, read and appended to")

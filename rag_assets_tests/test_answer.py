@@ -14,16 +14,11 @@ import pytest
 from rag_assets.cli import main
 from rag_assets.llm.client import LLMClient
 from rag_assets.llm.settings import LLMSettings
-from rag_assets.retrieval.answer import (
-    MODEL_NOT_FOUND,
-    NOT_FOUND,
-    Turn,
-    answer,
-    check_answer,
-    rewrite_by_rule,
-)
+from rag_assets.retrieval.answer import NOT_FOUND, answer
+from rag_assets.retrieval.followup import Turn, rewrite_by_rule
+from rag_assets.retrieval.grounding import MODEL_NOT_FOUND, check_answer
 from rag_assets.retrieval.router import route_by_rules
-from rag_assets.retrieval.tools import Toolbox, open_toolbox
+from rag_assets.retrieval.tools.toolbox import Toolbox, open_toolbox
 from rag_assets.settings import Settings
 from rag_assets_tests.builders import make_doc
 from rag_assets_tests.openai_stub import Behaviour, OpenAIStub, StubRequest, serve_stub

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from rag_assets.cli import main
 from rag_assets.index.filters import quote
-from rag_assets.retrieval.answer import check_answer
+from rag_assets.retrieval.grounding import check_answer
 from rag_assets.retrieval.inputs import MAX_QUERY_CHARS, MAX_TOP_K, InvalidInput
 from rag_assets.retrieval.intent import asks_for_definition
 from rag_assets.retrieval.search import Retriever, SearchFilters, open_retriever

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from rag_assets.index.rows import SearchHit
-from rag_assets.retrieval.answer import check_answer
 from rag_assets.retrieval.conflicts import Conflict, find_conflicts, reconcile
-from rag_assets.retrieval.tools import Source
+from rag_assets.retrieval.grounding import check_answer
+from rag_assets.retrieval.tools.toolbox import Source
 
 ROW = (
     "[Table 1: Tuning Registers] Offset: 0x40 | Register: Tuning Control Register"

@@ -9,8 +9,12 @@ from collections.abc import Iterator
 import pytest
 
 from rag_assets.cli import main
-from rag_assets.retrieval import tools
-from rag_assets.retrieval.tools import Toolbox, open_toolbox, parse_markdown_rows, parse_row_text
+from rag_assets.retrieval.tools.figures import figures
+from rag_assets.retrieval.tools.glossary import glossary
+from rag_assets.retrieval.tools.section import section
+from rag_assets.retrieval.tools.table_rows import parse_markdown_rows, parse_row_text, table_rows
+from rag_assets.retrieval.tools.text import text
+from rag_assets.retrieval.tools.toolbox import Toolbox, open_toolbox
 from rag_assets.settings import Settings
 from rag_assets_tests.builders import make_doc
 from rag_assets_tests.sample_corpus import index_spec_document, ingested_sample
@@ -72,7 +76,7 @@ def box(settings: Settings) -> Iterator[Toolbox]:
     ],
 )
 def test_glossary_exact_then_fuzzy(box: Toolbox, term: str, match: str) -> None:
-    (entry, *_) = tools.glossary(box, term)
+    (entry, *_) = glossary(box, term)
     assert entry.match == match
     assert entry.term in ("Block Gap", "RW1C")
     assert entry.definition.startswith(("The interval between", "Read, write 1 to clear"))
@@ -81,7 +85,7 @@ def test_glossary_exact_then_fuzzy(box: Toolbox, term: str, match: str) -> None:
 
 @pytest.mark.slow
 def test_glossary_falls_back_to_passages_defining_the_term(box: Toolbox) -> None:
-    (entry, *_) = tools.glossary(box, "length field")
+    (entry, *_) = glossary(box, "length field")
     assert entry.match == "defined_in_text"
     assert "a length field of 0 means 65,536" in entry.definition
     assert entry.source.section.endswith("3.4 ADMA Transfers")
@@ -89,7 +93,7 @@ def test_glossary_falls_back_to_passages_defining_the_term(box: Toolbox) -> None
 
 @pytest.mark.slow
 def test_table_rows_as_cells_with_the_tables_name_and_page(box: Toolbox) -> None:
-    rows = tools.table_rows(box, ["Software", "Reset", "Register"], attribute="offset")
+    rows = table_rows(box, ["Software", "Reset", "Register"], attribute="offset")
     assert rows[0].cells == {
         "Offset": "0x2C",
         "Register": "Software Reset Register",
@@ -99,7 +103,7 @@ def test_table_rows_as_cells_with_the_tables_name_and_page(box: Toolbox) -> None
     assert rows[0].table == "Table 2: Register Summary" and rows[0].page == 2
     assert all("Offset" in r.cells for r in rows)
     # Table 3's rows have Bits, Field, ...: an attribute none of them has leaves none.
-    bits = tools.table_rows(box, ["Host", "Control", "Register", "Timeout"], attribute="Bits")
+    bits = table_rows(box, ["Host", "Control", "Register", "Timeout"], attribute="Bits")
     assert bits and all("Offset" not in r.cells and "Bits" in r.cells for r in bits)
     assert {"Bits": "15:8", "Field": "Timeout Counter Value"}.items() <= bits[0].cells.items()
     assert bits[0].caption == "Table 3: Host Control Register (Offset 0x04)"
@@ -107,7 +111,7 @@ def test_table_rows_as_cells_with_the_tables_name_and_page(box: Toolbox) -> None
 
 @pytest.mark.slow
 def test_table_rows_carry_the_footnotes_their_cells_mark(box: Toolbox) -> None:
-    rows = tools.table_rows(box, ["Doze", "Hibernate", "wake", "latency"], attribute="State")
+    rows = table_rows(box, ["Doze", "Hibernate", "wake", "latency"], attribute="State")
     found = [r for r in rows if r.source.doc_id == FOOTNOTED.doc_id]
     by_state = {r.cells["State"]: r for r in found}
     assert len(found) == 2  # once each, not again raw from the whole-table chunk
@@ -133,9 +137,9 @@ def test_row_text_and_markdown_tables_parse_into_cells() -> None:
 
 @pytest.mark.slow
 def test_text_and_figures(box: Toolbox) -> None:
-    (first, *_) = tools.text(box, "Where does the daemon write its log file?")
+    (first, *_) = text(box, "Where does the daemon write its log file?")
     assert "/var/log/ashc/ashcd.log" in first.text and first.header_path.startswith("/")
-    (figure, *_) = tools.figures(box, "card detect debounce timing")
+    (figure, *_) = figures(box, "card detect debounce timing")
     assert figure.figure_id == "Figure 1" and figure.page == 1
     assert figure.caption == "Figure 1: Card detect debounce timing diagram"
     assert figure.anchor_text == "The debounce timing is shown in Figure 1."
@@ -144,7 +148,7 @@ def test_text_and_figures(box: Toolbox) -> None:
 
 @pytest.mark.slow
 def test_section_by_number_resolves_cross_references(box: Toolbox) -> None:
-    (result,) = [r for r in tools.section(box, "3.1") if r.source_path.endswith(SPEC)]
+    (result,) = [r for r in section(box, "3.1") if r.source_path.endswith(SPEC)]
     assert result.section == "3.1 Initialization"
     references = {r.label: r for c in result.chunks for r in c.references}
     assert references["Section 3.2"].title == "3.2 Reset Sequence"
@@ -154,14 +158,14 @@ def test_section_by_number_resolves_cross_references(box: Toolbox) -> None:
 @pytest.mark.slow
 def test_section_by_path_and_title_in_reading_order(box: Toolbox) -> None:
     spec = next(c for c in box.chunks() if c.source_path.endswith(SPEC))
-    (by_path,) = tools.section(box, "/2 Register Map/", doc=spec.source_path)
+    (by_path,) = section(box, "/2 Register Map/", doc=spec.source_path)
     indexes = [c.chunk_index for c in by_path.chunks]
     assert indexes == sorted(indexes) and len(indexes) > 10
     texts = [c.text for c in by_path.chunks]
     assert texts[0].startswith("# 2 Register Map")
     assert any(t.startswith("### 2.1.1 Timeout Counter") for t in texts)  # subsections too
     assert not any("3.1 Initialization" in t for t in texts)
-    (by_title,) = tools.section(box, "reset sequence")
+    (by_title,) = section(box, "reset sequence")
     assert by_title.section == "3.2 Reset Sequence"
 
 

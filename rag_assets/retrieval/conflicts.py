@@ -18,7 +18,8 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from rag_assets.retrieval.tools import Source, fold, parse_markdown_rows, parse_row_text
+from rag_assets.retrieval.tools.table_rows import parse_markdown_rows, parse_row_text
+from rag_assets.retrieval.tools.toolbox import Source, fold
 
 TABLE_TYPES = frozenset({"table", "table_row"})
 NAME_WINDOW = 80  # characters after a subject's name in which its value is looked for

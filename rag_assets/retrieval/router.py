@@ -11,22 +11,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ValidationError
 
 from rag_assets.llm.client import LLMClient, LLMError
-from rag_assets.retrieval.inputs import (
-    MAX_KEYWORDS,
-    MAX_TERM_CHARS,
-    FilterValue,
-    Keywords,
-    QueryText,
-    Term,
-)
+from rag_assets.retrieval.inputs import MAX_KEYWORDS, MAX_TERM_CHARS
 from rag_assets.retrieval.relevance import STOP_WORDS
-
-ToolName = Literal["glossary", "table_rows", "text", "figures", "section"]
+from rag_assets.retrieval.tools.registry import TOOLS
 
 _GLOSSARY = [
     re.compile(p, re.IGNORECASE)
@@ -50,45 +42,14 @@ _TABLE_WORDS = re.compile(
 _FIGURE_WORDS = re.compile(r"\b(?:figures?|diagrams?|drawings?|charts?)\b|图", re.IGNORECASE)
 
 
-class GlossaryArgs(BaseModel):
-    term: Term = Field(description="the term to define, as the question writes it")
-
-
-class TableRowsArgs(BaseModel):
-    keywords: Keywords = Field(description="names of the register, field, table or row")
-    attribute: Term | None = Field(None, description="a column the rows must have, e.g. Offset")
-
-
-class TextArgs(BaseModel):
-    query: QueryText = Field(description="what to search the documents' passages for")
-
-
-class FiguresArgs(BaseModel):
-    description: QueryText = Field(description="what the figure shows")
-
-
-class SectionArgs(BaseModel):
-    path_or_number: FilterValue = Field(description='a section number ("3.2") or a heading title')
-
-
-ARGUMENTS: dict[str, type[BaseModel]] = {
-    "glossary": GlossaryArgs,
-    "table_rows": TableRowsArgs,
-    "text": TextArgs,
-    "figures": FiguresArgs,
-    "section": SectionArgs,
-}
-DESCRIPTIONS = {
-    "glossary": "Look up a term's definition in the documents' glossaries.",
-    "table_rows": "Find table rows (registers, fields, values) as key/value cells.",
-    "text": "Search the documents' passages.",
-    "figures": "Find figures by what they show.",
-    "section": "Read one section of a document, in order.",
-}
+def _known_tool(name: str) -> str:
+    if name not in TOOLS:
+        raise ValueError(f"is none of the tools {', '.join(TOOLS)}")
+    return name
 
 
 class ToolCall(BaseModel):
-    name: ToolName
+    name: Annotated[str, AfterValidator(_known_tool)]
     arguments: dict
 
 
@@ -100,17 +61,7 @@ class Route(BaseModel):
 
 def tool_specs() -> list[dict]:
     """The tools as OpenAI function definitions."""
-    return [
-        {
-            "type": "function",
-            "function": {
-                "name": name,
-                "description": DESCRIPTIONS[name],
-                "parameters": model.model_json_schema(),
-            },
-        }
-        for name, model in ARGUMENTS.items()
-    ]
+    return [tool.spec() for tool in TOOLS.values()]
 
 
 def keywords(question: str) -> list[str]:
@@ -180,9 +131,9 @@ def route(question: str, client: LLMClient | None) -> Route:
         return rules.model_copy(update={"reason": f"{rules.reason} (function calling: {error})"})
     calls = []
     for call in reply.tool_calls:
-        schema = ARGUMENTS.get(call.name)
+        tool = TOOLS.get(call.name)
         try:
-            arguments = schema.model_validate(json.loads(call.arguments)) if schema else None
+            arguments = tool.arguments.model_validate(json.loads(call.arguments)) if tool else None
         except (ValueError, ValidationError):
             arguments = None
         if arguments is None:
