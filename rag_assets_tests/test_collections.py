@@ -57,7 +57,7 @@ def test_first_matching_collection_wins_and_settings_fill_the_gaps(config):
 
 
 def test_without_a_file_or_flag_every_document_goes_to_auto(tmp_path, monkeypatch):
-    # `auto` scored best on both evaluation sets (README, Retrieval evaluation).
+    # `auto` scored best on both evaluation sets (docs/evaluation.md).
     monkeypatch.delenv("RAG_ASSETS_TEMPLATE", raising=False)
     settings = Settings.from_env(data_dir=tmp_path)
     runtime = RuntimeChoices(parser=settings.parser, template=settings.template)

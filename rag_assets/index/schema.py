@@ -29,7 +29,7 @@ same jieba analyzer keeps Lite and server results alike. Each row still records 
 BM25's k1 and b are index parameters, fixed when a collection is made and recorded beside the
 analyzer (the engine ignores them as search parameters). The defaults are the engine's own, 1.2
 and 0.75: lower b or k1 lifted BM25 alone but moved the fused templates both ways, one question
-at a time (README, Retrieval evaluation).
+at a time (docs/evaluation.md).
 """
 
 from __future__ import annotations

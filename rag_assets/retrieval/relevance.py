@@ -11,7 +11,7 @@ stored chunk contains is about something the documents do not mention, whatever 
 
 `NOT_FOUND_THRESHOLD` is calibrated by `bench/answers.py --calibrate` on the evaluation set
 in examples/eval/sample (answerable) and bench/unanswerable.jsonl (not answerable); see
-the README section "Answers and tools" for the figures.
+docs/answers.md for the figures.
 """
 
 from __future__ import annotations

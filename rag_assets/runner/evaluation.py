@@ -7,7 +7,7 @@ from dagster import ExecuteInProcessResult
 from rag_assets.defs.build import build_defs
 from rag_assets.defs.jobs import EVALUATION_JOB
 from rag_assets.instance import open_instance
-from rag_assets.retrieval.evaluation import Comparison
+from rag_assets.retrieval.evaluation.comparison import Comparison
 from rag_assets.settings import Settings
 
 

@@ -99,7 +99,7 @@ def retrieval_evaluation(
     questions = [q for s in sets for q in s.questions]
     if not questions:
         raise Failure(
-            description=f"no evaluation questions under {eval_dir} (see README: Retrieval evaluation)",
+            description=f"no evaluation questions under {eval_dir} (see docs/evaluation.md)",
             allow_retries=False,
         )
     doc_ids = context.instance.get_dynamic_partitions(documents_partitions.name)
