@@ -186,6 +186,7 @@ def bench_embed(texts: list[str], batch_sizes: list[int]) -> list[dict]:
 
 def straight_script(files: list[Path], data_dir: Path) -> tuple[float, int, list[str]]:
     """Parse, chunk, embed and index each file with the library calls the assets make."""
+    from rag_assets.chunking import chunk_document
     from rag_assets.embedding.models import EmbeddingSpec, load_embedder
     from rag_assets.embedding.rows import embed_rows
     from rag_assets.index.rows import index_rows
@@ -193,7 +194,6 @@ def straight_script(files: list[Path], data_dir: Path) -> tuple[float, int, list
     from rag_assets.parsers.routing import ParserRouter
     from rag_assets.parsing import parse_file
     from rag_assets.settings import Settings
-    from rag_assets.templates.chunking import chunk_document
     from rag_assets.templates.tokens import TokenizerCounter
 
     started = time.perf_counter()

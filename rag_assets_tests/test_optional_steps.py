@@ -15,9 +15,10 @@ from rag_assets.contracts.ir import DocumentElement
 from rag_assets.defs.incremental import SHARED
 from rag_assets.defs.resources import ParserResource
 from rag_assets.normalize import repairs
-from rag_assets.normalize.repairs import REPAIR_NAMES, REPAIRS, repair_document
+from rag_assets.normalize.repairs import REPAIRS, repair_document
 from rag_assets.normalize.repairs.heading_levels import LEVEL_STATED
 from rag_assets.settings import Settings
+from rag_assets.settings.repairs import REPAIR_NAMES
 from rag_assets.sources.keys import partition_key_for
 from rag_assets.templates import base as template_base
 from rag_assets.templates import select, spec
@@ -296,3 +297,10 @@ def test_parse_lists_what_was_skipped(
     assert main(["parse", str(source)]) == 0
     listing = capsys.readouterr().out
     assert "# degraded: repair heading_levels skipped (RuntimeError: injected failure)" in listing
+
+
+def test_the_repairs_settings_accept_are_the_repairs_that_run() -> None:
+    from rag_assets.normalize.repairs import REPAIRS
+    from rag_assets.settings.repairs import REPAIR_NAMES
+
+    assert tuple(name for name, _ in REPAIRS) == REPAIR_NAMES

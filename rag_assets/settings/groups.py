@@ -10,8 +10,8 @@ from pydantic import Field, field_validator
 from pydantic_settings import NoDecode
 
 from rag_assets.cores import available_cores
-from rag_assets.normalize.repairs import REPAIR_NAMES
 from rag_assets.settings.base import EnvSettings, shown
+from rag_assets.settings.repairs import REPAIR_NAMES
 
 DEFAULT_EMBEDDING_MODEL = "bundled:all-MiniLM-L6-v2"
 Runtime = Literal["onnx", "onnx-int8", "flag"]

@@ -7,6 +7,7 @@ from pathlib import Path
 import pyarrow as pa
 from dagster import AssetCheckSeverity, AssetExecutionContext, Failure, MetadataValue, Output, asset
 
+from rag_assets.chunking import check_chunks, chunk_document
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.contracts.tabular import from_arrow, to_arrow, to_records
@@ -26,7 +27,6 @@ from rag_assets.tables.models import TableMarkdown
 from rag_assets.tables.structure import structure_markdown
 from rag_assets.tables.vision import vision_markdown
 from rag_assets.templates.choice_cache import ChoiceCache
-from rag_assets.templates.chunking import check_chunks, chunk_document
 from rag_assets.templates.registry import templates_version
 
 TABLES_VERSION = "2"  # vision path

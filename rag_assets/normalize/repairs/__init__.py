@@ -32,9 +32,12 @@ from rag_assets.normalize.repairs.text import (
     remove_cjk_spaces,
 )
 from rag_assets.optional import StepFailures
+from rag_assets.settings.repairs import REPAIR_NAMES
 
 Repair = Callable[[list[DocumentElement]], tuple[list[DocumentElement], int]]
 
+# In the order they run; their names are the ones RAG_ASSETS_REPAIRS_OFF accepts (REPAIR_NAMES,
+# declared with the settings, which sit below this layer; a test keeps the two equal).
 REPAIRS: tuple[tuple[str, Repair], ...] = (
     ("hyphens_joined", join_hyphenated),
     ("split_words_joined", join_split_words),
@@ -45,9 +48,6 @@ REPAIRS: tuple[tuple[str, Repair], ...] = (
     ("heading_lines_split", split_heading_lines),
     ("heading_levels", recover_heading_levels),
 )
-
-
-REPAIR_NAMES = tuple(name for name, _ in REPAIRS)
 
 
 class StatedStructureChanged(RuntimeError):

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from rag_assets.chunking import chunk_document
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.embedding.models import Embedder, EmbeddingBatch
@@ -34,7 +35,6 @@ from rag_assets.retrieval.evaluation.metrics import (
 from rag_assets.retrieval.evaluation.sets import EvalQuestion
 from rag_assets.retrieval.search import Retriever, SearchFilters
 from rag_assets.settings.fusion import FusionSettings
-from rag_assets.templates.chunking import chunk_document
 from rag_assets.templates.tokens import TokenCounter
 
 TOP_K = 10
