@@ -18,7 +18,6 @@ from rag_assets.index.rows import SearchHit
 from rag_assets.retrieval.search import RetrievedHit, Retriever, citation, open_retriever
 from rag_assets.settings import Settings
 from rag_assets.sources.collections import RuntimeChoices, load_collections, plan_document
-from rag_assets.storage import asset_dir, read_chunks
 from rag_assets.templates.spec import SpecOptions, SpecStructure, spec_structure
 
 
@@ -77,6 +76,10 @@ class Toolbox:
 
     def chunks(self) -> list[ChunkRow]:
         if self._chunks is None:
+            # Imported here: storage brings pyarrow, which the CLI's parser (built from the
+            # tools) must not cost a replayed ingest.
+            from rag_assets.storage import read_chunks
+
             self._chunks = read_chunks(self.settings)
         return self._chunks
 
@@ -98,6 +101,8 @@ class Toolbox:
         return self._structures[doc_id]
 
     def _load_structure(self, doc_id: str, source_path: str) -> SpecStructure | None:
+        from rag_assets.storage import asset_dir
+
         path = asset_dir(self.settings, "normalized_documents") / f"{doc_id}.json"
         if not path.exists():
             return None
