@@ -54,7 +54,8 @@ class Settings(
     @classmethod
     def from_env(cls, data_dir: str | Path | None = None) -> Settings:
         values = {name: value for group in GROUPS for name, value in group.env_values().items()}
-        root = data_dir or values.pop("data_dir", None) or "data"
+        from_environment = values.pop("data_dir", None)  # the argument wins over the variable
+        root = data_dir or from_environment or "data"
         return cls(
             **values,
             data_dir=Path(root).expanduser().resolve(),
