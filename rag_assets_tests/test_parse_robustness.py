@@ -10,6 +10,7 @@ import codecs
 import io
 import os
 import signal
+import subprocess
 import sys
 import time
 import zipfile
@@ -233,11 +234,25 @@ def test_a_docling_parse_over_its_time_is_stopped_and_the_next_document_lands(
 
 
 def test_a_docling_parse_is_not_in_the_calling_process(tmp_path: Path) -> None:
-    """Its memory is the worker's: the caller's peak does not grow with the document."""
+    """Its memory is the worker's: the caller never loads Docling.
+
+    Checked in a fresh interpreter, since other tests in this process may import Docling.
+    """
     path = _paragraphs_html(tmp_path / "long.html", 5_000)
-    parsed, _ = ParserRouter("auto").parse(path, "html")
-    assert "Paragraph 4999" in str(parsed.native)
-    assert "docling" not in {m.split(".")[0] for m in sys.modules}
+    script = (
+        "import sys\n"
+        "from rag_assets.parsers import page_pool\n"
+        "from rag_assets.parsers.routing import ParserRouter\n"
+        f"parsed, _ = ParserRouter('auto').parse({str(path)!r}, 'html')\n"
+        "assert 'Paragraph 4999' in str(parsed.native)\n"
+        "page_pool.shutdown()\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'docling'}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
 @pytest.mark.slow
