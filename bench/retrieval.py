@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/retrieval.py                        # examples/eval/sample on examples/corpus
     .venv/bin/python bench/retrieval.py --set fixtures         # examples/eval/fixtures on ../shared/fixtures
+    .venv/bin/python bench/retrieval.py --set financebench-dev # 31 questions on 14 SEC filings
     .venv/bin/python bench/retrieval.py --set PATH [--limit N] # a SQuAD / CMRC 2018 JSON or a BEIR folder
 
 Each document is parsed (tables in the parser's structure, as with vision off), chunked with
@@ -20,6 +21,8 @@ embedded once, and ends with their MRR@10 side by side.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import importlib.metadata
 import json
 import random
 import sys
@@ -27,19 +30,25 @@ import tempfile
 import time
 from pathlib import Path
 
+from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.embedding.models import Embedder, EmbeddingBatch, EmbeddingSpec
 from rag_assets.embedding.selection import select_embedder
 from rag_assets.index.store import MilvusIndex
+from rag_assets.normalize.adapt import to_ir
+from rag_assets.parsers.base import ParsedDocument
 from rag_assets.parsers.routing import ParserRouter
 from rag_assets.parsing import parse_file
 from rag_assets.retrieval.evaluation.comparison import compare_templates, run_specs
 from rag_assets.retrieval.evaluation.sets import load_eval_set, passage_document
 from rag_assets.settings import Settings
+from rag_assets.sources.inbox import sha256_file
+from rag_assets.sources.keys import partition_key_for
 from rag_assets.tables.structure import structure_markdown, with_table_markdown
 from rag_assets.templates.tokens import TokenizerCounter
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO.parent / "shared" / "fixtures"
+FINANCEBENCH = REPO.parent / "shared" / "financebench-dev"
 NAMED_SETS = {
     "sample": (REPO / "examples/eval/sample/questions.jsonl", sorted((REPO / "examples/corpus").glob("*"))),
     "fixtures": (
@@ -60,16 +69,44 @@ NAMED_SETS = {
             FIXTURES / "docx/unit_test_headers_numbered.docx",
         ],
     ),
+    "financebench-dev": (
+        FINANCEBENCH / "questions.jsonl",
+        sorted((FINANCEBENCH / "pdfs").glob("*.pdf")) or [FINANCEBENCH / "pdfs"],
+    ),
 }  # fmt: skip
 
 
-def parse_documents(paths: list[Path]):
+def parse_documents(paths: list[Path], cache: Path | None = None) -> list[StandardizedDocument]:
+    """Each file parsed, normalized and profiled (tables in the parser's structure); with
+    `cache`, the parser's output for a file parsed before by this package version is read
+    back from there, and normalizing runs again (so repairs and profiles are measured as they
+    are now)."""
     router = ParserRouter()
     documents = []
     for path in paths:
-        doc = parse_file(path, router).document
+        cached = cache / f"{_file_key(path)}.json" if cache else None
+        if cached and cached.is_file():
+            parsed = ParsedDocument.model_validate_json(cached.read_bytes())
+            doc = to_ir(
+                parsed,
+                doc_id=partition_key_for(path.name),
+                source_sha256=sha256_file(path),
+                source_path=path.name,
+            )
+        else:
+            result = parse_file(path, router)
+            doc = result.document
+            if cached:
+                cache.mkdir(parents=True, exist_ok=True)
+                cached.write_text(result.parsed.model_dump_json())
         documents.append(with_table_markdown(doc, structure_markdown(doc)))
     return documents
+
+
+def _file_key(path: Path) -> str:
+    digest = hashlib.sha256(path.read_bytes())
+    digest.update(importlib.metadata.version("rag_assets").encode())
+    return digest.hexdigest()[:32]
 
 
 def _analyzer(value: str) -> str | dict:
@@ -111,6 +148,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--limit", type=int, default=500, help="questions sampled from a big set")
     parser.add_argument("--misses", action="store_true", help="list questions not found first")
     parser.add_argument(
+        "--parsed-cache",
+        type=Path,
+        help="folder keeping the parsers' output between runs (by file and package version; "
+        "empty it after changing a parser)",
+    )
+    parser.add_argument(
         "--analyzer",
         help="BM25 analyzer: a name the index knows, or Milvus analyzer_params as JSON "
         '(e.g. \'{"tokenizer": "jieba", "filter": ["lowercase", '
@@ -145,16 +188,18 @@ def main(argv: list[str]) -> int:
             print(f"missing documents (is ../shared beside the checkout?): {missing}")
             return 1
         eval_set = load_eval_set(set_path)
-        documents = parse_documents(paths)
+        documents = parse_documents(paths, args.parsed_cache)
     else:
         eval_set = load_eval_set(Path(args.set))
         documents = [passage_document(p) for p in eval_set.passages]
     questions = eval_set.questions
     if len(questions) > args.limit:
         questions = random.Random(0).sample(questions, args.limit)
+    parsed_in = time.perf_counter() - started
+    pages = sum(d.page_count or 0 for d in documents)
     print(
-        f"{eval_set.name}: {len(questions)} questions, {len(documents)} documents "
-        f"(parsed in {time.perf_counter() - started:.1f} s)"
+        f"{eval_set.name}: {len(questions)} questions, {len(documents)} documents, {pages} pages "
+        f"(parsed in {parsed_in:.1f} s" + (f", {pages / parsed_in:.1f} pages/s)" if pages else ")")
     )
 
     options = {

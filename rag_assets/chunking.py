@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.llm import LLMClient
+from rag_assets.profile.model import DocumentProfile
 from rag_assets.quality.chunks import (
     check_chunks_have_content,
     check_header_paths,
@@ -68,7 +69,19 @@ def chunk_document(
     rows = template.chunk(doc, counter)
     if rows and template.options.neighbour_ids:
         rows = link_neighbours(rows)
+    rows = with_profile_fields(rows, doc)
     return ChunkedDocument(doc, rows, choice, template, template.document_structure(doc))
+
+
+def with_profile_fields(rows: list[ChunkRow], doc: StandardizedDocument) -> list[ChunkRow]:
+    """Each row's metadata holds the document's profile fields (`doc_organization`,
+    `doc_kind`, `doc_year`, ...): a search can filter on them and learn what the documents of
+    a collection are."""
+    profile = doc.metadata.get("profile")
+    if not profile:
+        return rows
+    fields = DocumentProfile.model_validate(profile).index_metadata()
+    return [row.model_copy(update={"metadata": {**row.metadata, **fields}}) for row in rows]
 
 
 @dataclass(frozen=True)

@@ -25,5 +25,10 @@ def parse_file(path: Path, router: ParserRouter) -> ParseResult:
     """Detect the format, run the chosen parser and its adapter (plus the IR repairs)."""
     file_format = detect_format(path)
     parsed, choice = router.parse(path, file_format)
-    document = to_ir(parsed, doc_id=partition_key_for(path.name), source_sha256=sha256_file(path))
-    return ParseResult(document.model_copy(update={"source_path": path.name}), parsed, choice)
+    document = to_ir(
+        parsed,
+        doc_id=partition_key_for(path.name),
+        source_sha256=sha256_file(path),
+        source_path=path.name,
+    )
+    return ParseResult(document, parsed, choice)

@@ -19,6 +19,7 @@ from rag_assets.retrieval.evaluation.comparison import (
     run_specs,
 )
 from rag_assets.retrieval.evaluation.metrics import (
+    METRICS,
     QuestionOutcome,
     aggregate,
     matches,
@@ -55,7 +56,17 @@ def test_one_target_at_rank_three():
         "recall@10": 1.0,
         "mrr@10": pytest.approx(1 / 3),
         "ndcg@10": pytest.approx(0.5),  # 1 / log2(3 + 1)
+        "doc@1": 0.0,  # no target names a document: the top hit itself must be relevant
     }
+
+
+def test_the_right_document_at_rank_one_counts_apart_from_the_page():
+    wrong_page = [Hit(doc_id="10k-2022", page_start=3, page_end=3, text="x")]
+    look_alike = [Hit(doc_id="10k-2021", page_start=7, page_end=7, text="x")]
+    target = [Target(doc="10k-2022", page=7)]
+    assert score_ranking(wrong_page, target)["doc@1"] == 1.0
+    assert score_ranking(wrong_page, target)["recall@1"] == 0.0
+    assert score_ranking(look_alike, target)["doc@1"] == 0.0
 
 
 def test_two_targets_each_credited_once():
@@ -122,7 +133,7 @@ def test_a_target_needs_something_to_match():
 def test_slices_average_their_questions():
     def outcome(slices: list[str], mrr: float, reachable: bool = True) -> QuestionOutcome:
         question = EvalQuestion(id="q", question="?", targets=[Target(doc="a")])
-        scores = {m: mrr for m in ("recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10")}
+        scores = {m: mrr for m in METRICS}
         return QuestionOutcome(question, slices, reachable, scores)
 
     result = aggregate(

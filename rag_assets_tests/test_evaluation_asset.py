@@ -140,7 +140,7 @@ def test_cli_prints_the_table(corpus, capsys):
     args = ["evaluate", "--data-dir", data, "--eval-dir", eval_dir, "--templates", "semantic"]
     assert main(args) == 0
     out = capsys.readouterr().out
-    assert "| slice | n | run | R@1 | R@5 | R@10 | MRR@10 | nDCG@10 | reachable |" in out
+    assert "| slice | n | run | R@1 | R@5 | R@10 | MRR@10 | nDCG@10 | Doc@1 | reachable |" in out
     assert "| lang:zh | 1 | semantic:bm25 |" in out
     assert "3 questions over 2 documents, 1 skipped" in out
     (run,) = corpus.instance.get_runs(limit=1)  # recorded in the instance the UI reads

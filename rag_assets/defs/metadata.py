@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dagster import MetadataValue
 
+from rag_assets.profile.model import DocumentProfile
+
 
 def inert_markdown(text: str) -> MetadataValue:
     """Document text as markdown the UI renders, with every `<` escaped: a tag in the text (an
@@ -29,3 +31,14 @@ def degraded_metadata(notes: list[str]) -> dict[str, MetadataValue]:
     """`degraded`: the optional steps that failed for this document (empty when none did), so a
     document that landed without one of them says so where it is shown and in the receipt."""
     return {"degraded": MetadataValue.json(list(notes))}
+
+
+def profile_metadata(profile: dict | None) -> dict[str, MetadataValue | str]:
+    """What the document is, as its profile says (`identity`), and each field with where it was
+    read (`profile`)."""
+    if not profile:
+        return {"identity": "", "profile": MetadataValue.json({})}
+    return {
+        "identity": DocumentProfile.model_validate(profile).identity(),
+        "profile": MetadataValue.json(profile),
+    }

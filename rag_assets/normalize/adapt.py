@@ -7,7 +7,9 @@ from collections.abc import Collection
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.errors import ConfigurationError
 from rag_assets.normalize.repairs import repair_document
+from rag_assets.optional import StepFailures
 from rag_assets.parsers.base import ParsedDocument
+from rag_assets.profile.rules import profile_document
 from rag_assets.settings.limits import DocumentLimits
 from rag_assets.sources.limits import check_elements
 
@@ -19,12 +21,32 @@ def to_ir(
     source_sha256: str,
     limits: DocumentLimits | None = None,
     skip: Collection[str] = (),
+    source_path: str | None = None,
 ) -> StandardizedDocument:
-    """The adapter's IR, within `limits`, with every repair but those named in `skip` applied."""
+    """The adapter's IR, within `limits`, with every repair but those named in `skip` applied,
+    and its profile (`metadata["profile"]`). `source_path`: the name the document goes by,
+    when the parsed file is a copy of it."""
     doc = _adapt(parsed, doc_id=doc_id, source_sha256=source_sha256)
+    if source_path is not None:
+        doc = doc.model_copy(update={"source_path": source_path})
     if limits is not None:  # before the repairs, whose passes grow with the element count
         check_elements(len(doc.elements), parsed.source_path, limits)
-    return repair_document(doc, skip)
+    return with_profile(repair_document(doc, skip), parsed.native.get("document_info"))
+
+
+def with_profile(
+    doc: StandardizedDocument, file_info: dict[str, str] | None = None
+) -> StandardizedDocument:
+    """`doc` with its profile in `metadata["profile"]`; an optional step: when it fails the
+    document goes on without one, degraded and said so."""
+    failures = StepFailures(doc.source_path or doc.doc_id)
+    profile = failures.run("profile", lambda: profile_document(doc, file_info), None)
+    metadata = dict(doc.metadata)
+    if profile is not None:
+        metadata["profile"] = profile.model_dump(exclude_none=True)
+    else:
+        metadata["degraded"] = [*doc.metadata.get("degraded", []), *failures.notes()]
+    return doc.model_copy(update={"metadata": metadata})
 
 
 def _adapt(parsed: ParsedDocument, *, doc_id: str, source_sha256: str) -> StandardizedDocument:

@@ -23,6 +23,8 @@ from rag_assets.index.rows import RankedId, SearchHit
 from rag_assets.index.schema import NO_PAGE
 from rag_assets.index.store import MilvusIndex
 from rag_assets.language import detect_language
+from rag_assets.retrieval.documents import DocumentCard, DocumentInference
+from rag_assets.retrieval.documents import infer_documents as infer_from_question
 from rag_assets.retrieval.fusion import (
     fill_retrievers,
     fusion_weights,
@@ -36,6 +38,8 @@ from rag_assets.settings import Settings
 from rag_assets.settings.fusion import FusionSettings
 
 _LIKE_UNSAFE = "%_\\"  # LIKE wildcards and the escape character: a literal prefix stops there
+# The lists of the search within the documents a question names: `dense@documents`, ...
+DOCUMENTS_SUFFIX = "@documents"
 
 
 class SearchFilters(BaseModel):
@@ -121,6 +125,9 @@ class SearchResult(BaseModel):
     hits: list[RetrievedHit]
     reranked: bool
     rerank_note: str
+    # The documents the question named, searched again alone and fused with the flat search
+    # (their lists in `found_by` as `dense@documents`, `bm25@documents`); None when none.
+    documents: DocumentInference | None = None
 
 
 class QueryEmbedder(Protocol):
@@ -149,6 +156,7 @@ class Retriever:
         self.fusion = fusion or FusionSettings()
         self.reranker = reranker
         self.rerank_top_n = rerank_top_n
+        self._cards: list[DocumentCard] | None = None
         self.rerank_note = rerank_note or (
             f"rerank by {reranker.name} on the top {rerank_top_n} hits"
             if reranker
@@ -156,8 +164,14 @@ class Retriever:
         )
 
     def search(
-        self, query: str, top_k: int = 5, filters: SearchFilters | None = None
+        self,
+        query: str,
+        top_k: int = 5,
+        filters: SearchFilters | None = None,
+        infer_documents: bool = True,
     ) -> SearchResult:
+        """The fused hits; with `infer_documents`, a question naming documents of the
+        collection (by issuer, period, kind) also searches those alone, fused in."""
         request = checked(SearchRequest, query=query, top_k=top_k)
         query, top_k = request.query, request.top_k
         filters = filters or SearchFilters()
@@ -167,7 +181,23 @@ class Retriever:
         weights = fusion_weights(self.fusion, language, self.embedder.languages, sparse)
         fill = fill_retrievers(self.fusion, language, self.embedder.languages, sparse)
         pool = max(self.fusion.candidates, top_k, self.rerank_top_n if self.reranker else 0)
-        lists = self._candidates(query, [*weights, *fill], pool, filters)
+        named = None
+        if infer_documents and self.fusion.document_weight > 0:
+            allowed = set(filters.doc_ids) if filters.doc_ids is not None else None
+            cards = [c for c in self.document_cards() if allowed is None or c.doc_id in allowed]
+            named = infer_from_question(query, cards)
+        scoped = {"": filters}
+        if named is not None:
+            scoped[DOCUMENTS_SUFFIX] = filters.model_copy(update={"doc_ids": named.doc_ids})
+        lists = self._candidates(query, [*weights, *fill], pool, scoped)
+        if named is not None:
+            weights = {
+                **weights,
+                **{
+                    f"{n}{DOCUMENTS_SUFFIX}": w * self.fusion.document_weight
+                    for n, w in weights.items()
+                },
+            }
         fused = weighted_rrf(
             {name: [h.chunk_id for h in hits] for name, hits in lists.items()},
             weights,
@@ -196,35 +226,61 @@ class Retriever:
             hits=hits[:top_k],
             reranked=reranked,
             rerank_note=note,
+            documents=named,
         )
 
-    def _candidates(
-        self, query: str, retrievers: list[str], pool: int, filters: SearchFilters
-    ) -> dict[str, list[RankedId]]:
-        """Each retriever's ranking, ids and scores only; the searches are sent at once (BM25
-        while the query is embedded) over the client's thread-safe gRPC channel. A Milvus
-        server runs them in parallel; Milvus Lite 3 serves them in one Python process."""
-        expr = filters.expression()
-        # chunk_type: a glossary entry weighs less unless the question asks for a meaning.
-        fields = (*filters.checked_fields(), "chunk_type")
+    def document_cards(self) -> list[DocumentCard]:
+        """The profile of every document in the collection, read once per retriever (from
+        each document's first chunk)."""
+        if self._cards is None:
+            rows = self.index.scan(self.collection, ["doc_id", "metadata"], "chunk_index == 0")
+            cards = {
+                r["doc_id"]: DocumentCard.from_metadata(r["doc_id"], r["metadata"] or {})
+                for r in rows
+            }
+            self._cards = sorted(cards.values(), key=lambda card: card.doc_id)
+        return self._cards
 
-        def ranked(retriever: str, data: Any) -> list[RankedId]:
-            return self.index.ranked_ids(self.collection, retriever, data, pool, expr, fields)
+    def _candidates(
+        self,
+        query: str,
+        retrievers: list[str],
+        pool: int,
+        scoped: dict[str, SearchFilters],
+    ) -> dict[str, list[RankedId]]:
+        """Each retriever's ranking under each filter (`scoped`: name suffix -> filter), ids
+        and scores only; the searches are sent at once (BM25 while the query is embedded)
+        over the client's thread-safe gRPC channel. A Milvus server runs them in parallel;
+        Milvus Lite 3 serves them in one Python process."""
+        # chunk_type: a glossary entry weighs less unless the question asks for a meaning.
+        fields = {suffix: (*f.checked_fields(), "chunk_type") for suffix, f in scoped.items()}
+
+        def ranked(retriever: str, data: Any, suffix: str) -> list[RankedId]:
+            expr = scoped[suffix].expression()
+            found = self.index.ranked_ids(
+                self.collection, retriever, data, pool, expr, fields[suffix]
+            )
+            return [h for h in found if scoped[suffix].matches(h.fields)]
 
         futures: dict[str, Future[list[RankedId]]] = {}
         with ThreadPoolExecutor(max_workers=3) as threads:
+            queries: dict[str, Any] = {}
             if "bm25" in retrievers:
-                futures["bm25"] = threads.submit(ranked, "bm25", query)
+                queries["bm25"] = query
+                for suffix in scoped:
+                    futures[f"bm25{suffix}"] = threads.submit(ranked, "bm25", query, suffix)
             if "dense" in retrievers or "sparse" in retrievers:
                 batch = self.embedder.encode_queries([query])
                 if "dense" in retrievers:
-                    futures["dense"] = threads.submit(ranked, "dense", batch.dense[0])
+                    queries["dense"] = batch.dense[0]
                 if "sparse" in retrievers and batch.sparse:
-                    futures["sparse"] = threads.submit(ranked, "sparse", batch.sparse[0])
-            lists = {name: future.result() for name, future in futures.items()}
-        return {
-            name: [h for h in hits if filters.matches(h.fields)] for name, hits in lists.items()
-        }
+                    queries["sparse"] = batch.sparse[0]
+                for name in ("dense", "sparse"):
+                    for suffix in scoped if name in queries else ():
+                        futures[f"{name}{suffix}"] = threads.submit(
+                            ranked, name, queries[name], suffix
+                        )
+            return {name: future.result() for name, future in futures.items()}
 
     def _rerank(self, query: str, hits: list[RetrievedHit]) -> tuple[bool, str]:
         """Reorder the head by the reranker's scores, in place; (reranked, note)."""

@@ -47,3 +47,12 @@ class FusionSettings(EnvSettings):
             "means: a near-tie then goes to the passage that answers, not to the definition"
         ),
     )
+    document_weight: float = Field(
+        1.0,
+        ge=0,
+        description=(
+            "weight of the search within the documents a question names (by issuer, period or "
+            "kind, matched against the documents' profiles), relative to the flat search's; "
+            "0 turns that inference off"
+        ),
+    )

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from rag_assets.contracts.chunk import ChunkRow, ChunkType, chunk_id_for
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
 from rag_assets.optional import StepFailures
+from rag_assets.profile.model import DocumentProfile
 from rag_assets.templates.references import article_openings, cited_articles, cited_context
 from rag_assets.templates.tokens import TokenCounter
 
@@ -57,6 +58,19 @@ class ElementSpan(NamedTuple):
     element: DocumentElement
     start: int
     end: int
+
+
+def context_root(doc: StandardizedDocument) -> str | None:
+    """What every chunk's breadcrumb starts with: the document's identity from its profile
+    (`Netflix, Inc. · annual report (Form 10-K) · fiscal year 2017`) when that says more than
+    the title, so that among look-alike documents a chunk deep in one still says whose it is;
+    else the title."""
+    profile = doc.metadata.get("profile")
+    if profile:
+        identity = DocumentProfile.model_validate(profile)
+        if identity.says_more_than_title():
+            return identity.identity()
+    return doc.title
 
 
 def link_neighbours(rows: list[ChunkRow]) -> list[ChunkRow]:
@@ -135,7 +149,7 @@ class ChunkTemplate(ABC):
         paged = doc.page_count is not None
         pages = [s.element.pages_of(s.start, s.end) for s in spans]
         context = contextualize(
-            doc.title, headings if context_headings is None else context_headings, text
+            context_root(doc), headings if context_headings is None else context_headings, text
         )
         tokens = counter.count(text)
         # A short chunk may name what it is about only by the articles it cites; a longer one

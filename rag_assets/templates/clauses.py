@@ -45,6 +45,7 @@ from rag_assets.templates.base import (
     ChunkTemplate,
     ElementSpan,
     content_elements,
+    context_root,
     header_path_for,
 )
 from rag_assets.templates.packing import Packer, Piece, render
@@ -125,7 +126,7 @@ class ClausesTemplate(ChunkTemplate):
         self, doc: StandardizedDocument, unit: _Unit, packer: Packer, first_index: int
     ) -> list[ChunkRow]:
         line = unit.line
-        lead = packer.lead(doc.title, unit.headings, line)
+        lead = packer.lead(context_root(doc), unit.headings, line)
         pieces = [
             piece for index, element in unit.slices for piece in packer.pieces(index, element, lead)
         ]

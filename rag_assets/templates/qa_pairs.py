@@ -48,7 +48,13 @@ from pydantic import Field
 from rag_assets.contracts.chunk import ChunkRow, ChunkType
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.llm import BudgetExceeded, LLMClient, LLMError, LLMUnavailable
-from rag_assets.templates.base import ChunkTemplate, ElementSpan, TemplateOptions, header_path_for
+from rag_assets.templates.base import (
+    ChunkTemplate,
+    ElementSpan,
+    TemplateOptions,
+    context_root,
+    header_path_for,
+)
 from rag_assets.templates.packing import BLOCK_SEPARATOR, Packer, Piece, render
 from rag_assets.templates.qa.llm_structure import DEFAULT_MAX_CHARS, PROMPT_VERSION, llm_units
 from rag_assets.templates.qa.segments import (
@@ -149,7 +155,7 @@ class QAPairsTemplate(ChunkTemplate):
         pages = _page_range(doc, [*pair.question, *pair.answer])
         rows = []
         # A question without an answer (or with only dropped notes) is still a chunk.
-        lead = packer.lead(doc.title, pair.headings, line)
+        lead = packer.lead(context_root(doc), pair.headings, line)
         for run in self._packed(packer, lead, pair.answer) or [[]]:
             text = render(line, run)
             metadata = {
@@ -193,7 +199,7 @@ class QAPairsTemplate(ChunkTemplate):
             label, section_type = (heading.label if heading else None), "narrative"
         pages = _page_range(doc, [*lead, *unit.segments])
         rows = []
-        counted = packer.lead(doc.title, unit.headings, line)
+        counted = packer.lead(context_root(doc), unit.headings, line)
         for run in self._packed(packer, counted, unit.segments):
             spans = _spans(run)
             if not rows:  # only the first chunk covers the heading's own place

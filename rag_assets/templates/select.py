@@ -41,6 +41,19 @@ CLAUSE_MIN_MARKERS = 3
 SPEC_MIN_NUMBERED_HEADINGS = 3
 SPEC_MIN_TABLES = 2
 SPEC_MIN_SCORE = 2
+# Kinds of documents that are prose and tables under headings, whatever markers they show: a
+# filing's numbered notes and tables of contents are no spec, its `Q1` quarters no Q&A.
+PROSE_KINDS = frozenset(
+    {
+        "annual report",
+        "quarterly report",
+        "current report",
+        "registration statement",
+        "proxy statement",
+        "press release",
+        "paper",
+    }
+)
 
 # Bump on any change to what the model is asked (CLASSIFY_PROMPT, TEMPLATE_DESCRIPTIONS, the
 # excerpt): it is part of the choice cache's key.
@@ -80,42 +93,86 @@ class TemplateChoice:
     degraded: tuple[str, ...] = ()  # optional steps of the choice that failed, and why
 
 
-def _auto(doc: StandardizedDocument) -> TemplateChoice:
-    # Mostly tables (a spreadsheet, a CSV): sheet names and cells are no Q&A or clause markers.
-    share = _table_share(doc)
-    tabular = share >= TABULAR_MIN_SHARE
-    if not tabular:
-        # 問 A1： / **問：…** / Q1 / ??? question "…" at a line start: Q&A papers and FAQs.
-        qa = sum(1 for line in doc.markdown.splitlines() if question_start(line))
-        if qa >= QA_MIN_MARKERS:
-            return TemplateChoice(
-                "qa_pairs", f"auto: {qa} question markers (問, Q<n>, ??? question)"
-            )
-        # 第三十九条 / Article 5 starting a line: clauses of statutes and contracts.
-        clauses = sum(
-            1
-            for line in doc.markdown.splitlines()
-            if (marker := marker_at(line.lstrip("# "), 0)) and marker.kind == "article"
+@dataclass(frozen=True)
+class _Markers:
+    """What the text shows, counted once: the rules below decide from it."""
+
+    table_share: float
+    questions: int
+    clauses: int
+    numbered_headings: int
+    spec_signals: list[tuple[str, int]]
+
+    @property
+    def spec_score(self) -> int:
+        return sum(weight for _, weight in self.spec_signals)
+
+    def summary(self) -> str:
+        return (
+            f"{self.questions} question markers, {self.clauses} clause markers, spec score "
+            f"{self.spec_score} under {self.numbered_headings} numbered headings"
         )
-        if clauses >= CLAUSE_MIN_MARKERS:
-            return TemplateChoice("clauses", f"auto: {clauses} clause markers (第X条, Article N)")
-    numbered = sum(
-        1 for e in doc.elements if e.type == "heading" and _NUMBERED_HEADING.match(e.text)
+
+
+def _markers(doc: StandardizedDocument) -> _Markers:
+    lines = doc.markdown.splitlines()
+    return _Markers(
+        table_share=_table_share(doc),
+        # 問 A1： / **問：…** / Q1 / ??? question "…" at a line start: Q&A papers and FAQs.
+        questions=sum(1 for line in lines if question_start(line)),
+        # 第三十九条 / Article 5 starting a line: clauses of statutes and contracts.
+        clauses=sum(
+            1
+            for line in lines
+            if (marker := marker_at(line.lstrip("# "), 0)) and marker.kind == "article"
+        ),
+        numbered_headings=sum(
+            1 for e in doc.elements if e.type == "heading" and _NUMBERED_HEADING.match(e.text)
+        ),
+        spec_signals=_spec_signals(doc),
     )
-    signals = _spec_signals(doc)
-    score = sum(weight for _, weight in signals)
-    if numbered >= SPEC_MIN_NUMBERED_HEADINGS and score >= SPEC_MIN_SCORE:
-        found = ", ".join(what for what, _ in signals)
+
+
+def _auto(doc: StandardizedDocument) -> TemplateChoice:
+    seen = _markers(doc)
+    kind = _profile_kind(doc)
+    if kind is not None and kind[0] in PROSE_KINDS:
         return TemplateChoice(
-            "spec", f"auto: {found} under {numbered} numbered section headings (score {score})"
+            "semantic",
+            f"auto: the profile says {kind[0]} ({kind[1]}), read by its sections "
+            f"({seen.summary()})",
+        )
+    # Mostly tables (a spreadsheet, a CSV): sheet names and cells are no Q&A or clause markers.
+    tabular = seen.table_share >= TABULAR_MIN_SHARE
+    if not tabular:
+        if seen.questions >= QA_MIN_MARKERS:
+            return TemplateChoice(
+                "qa_pairs", f"auto: {seen.questions} question markers (問, Q<n>, ??? question)"
+            )
+        if seen.clauses >= CLAUSE_MIN_MARKERS:
+            return TemplateChoice(
+                "clauses", f"auto: {seen.clauses} clause markers (第X条, Article N)"
+            )
+    if seen.numbered_headings >= SPEC_MIN_NUMBERED_HEADINGS and seen.spec_score >= SPEC_MIN_SCORE:
+        found = ", ".join(what for what, _ in seen.spec_signals)
+        return TemplateChoice(
+            "spec",
+            f"auto: {found} under {seen.numbered_headings} numbered section headings "
+            f"(score {seen.spec_score})",
         )
     if tabular:
         return TemplateChoice(
             "semantic",
-            f"auto: tables hold {share:.0%} of the text; semantic splits a table between rows "
-            "and repeats its header rows",
+            f"auto: tables hold {seen.table_share:.0%} of the text; semantic splits a table "
+            "between rows and repeats its header rows",
         )
     return TemplateChoice("semantic", "auto: no Q&A, clause or spec pattern found")
+
+
+def _profile_kind(doc: StandardizedDocument) -> tuple[str, str] | None:
+    """(kind, where it was read) from the document's profile, when it has one."""
+    kind = (doc.metadata.get("profile") or {}).get("kind")
+    return (kind["value"], kind["source"]) if kind else None
 
 
 def _table_share(doc: StandardizedDocument) -> float:

@@ -30,6 +30,7 @@ from rag_assets.templates.base import (
     ElementSpan,
     HeadingStack,
     content_elements,
+    context_root,
     heading_level,
     heading_line,
     heading_title,
@@ -111,7 +112,7 @@ def section_rows(
 
 def _drafts(doc: StandardizedDocument, section: _Section, packer: Packer) -> list[_Draft]:
     line = heading_line(section.heading) if section.heading else ""
-    lead = packer.lead(doc.title, section.headings, line)
+    lead = packer.lead(context_root(doc), section.headings, line)
     pieces = [
         piece
         for position, (index, element) in enumerate(section.content)

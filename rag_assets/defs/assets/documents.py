@@ -7,7 +7,7 @@ from dagster import AssetExecutionContext, Failure, MetadataValue, Output, asset
 
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.defs.incremental import content_version
-from rag_assets.defs.metadata import degraded_metadata, inert_markdown, seconds
+from rag_assets.defs.metadata import degraded_metadata, inert_markdown, profile_metadata, seconds
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import CollectionsResource, InboxResource, ParserResource
 from rag_assets.errors import ConfigurationError, DocumentError
@@ -24,7 +24,7 @@ PARSE_VERSION = "4"
 # IR: a table merged across pages, or a list, says where each page starts; soft hyphens joined;
 # a chapter number and its title stay two headings, running lines of text without layout stay;
 # headings whose level the source states are never rewritten; a failed repair is skipped.
-NORMALIZE_VERSION = "9"
+NORMALIZE_VERSION = "10"  # 10: the document profile
 
 
 def _document_failure(context: AssetExecutionContext, error: Exception) -> Failure:
@@ -160,11 +160,11 @@ def normalized_documents(
             source_sha256=raw_documents.sha256,
             limits=inbox.limits,
             skip=parser.repairs_off,
+            source_path=raw_documents.source_path,
         )
     except DocumentError as error:
         shown = str(error).replace(raw_documents.stored_path, raw_documents.source_path)
         raise _document_failure(context, DocumentError(shown)) from error
-    doc = doc.model_copy(update={"source_path": raw_documents.source_path})
     counts: dict[str, int] = {}
     for element in doc.elements:
         counts[element.type] = counts.get(element.type, 0) + 1
@@ -184,6 +184,7 @@ def normalized_documents(
             "repairs_failed": MetadataValue.json(doc.metadata.get("repairs_failed", {})),
             "parser": doc.parser,
             "title": doc.title or "",
+            **profile_metadata(doc.metadata.get("profile")),
             "page_count": doc.page_count or 0,
             "elements": len(doc.elements),
             "element_types": MetadataValue.json(counts),

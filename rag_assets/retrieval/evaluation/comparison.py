@@ -91,8 +91,8 @@ class Comparison(BaseModel):
     def markdown_table(self) -> str:
         """Slices down, runs side by side within each slice."""
         lines = [
-            "| slice | n | run | R@1 | R@5 | R@10 | MRR@10 | nDCG@10 | reachable |",
-            "|---|---:|---|---:|---:|---:|---:|---:|---:|",
+            "| slice | n | run | R@1 | R@5 | R@10 | MRR@10 | nDCG@10 | Doc@1 | reachable |",
+            "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
         ]
         slice_names = list(dict.fromkeys(s for run in self.runs for s in run.slices))
         for slice_name in sorted(slice_names, key=slice_order):

@@ -4,6 +4,8 @@ Metrics count *targets* (what a question says is relevant), not chunks, so templ
 target into more or fewer chunks are compared fairly: Recall@k is the share of a question's
 targets matched by a hit in the top k; MRR@10 the reciprocal rank of the first relevant hit;
 nDCG@10 binary, each target credited once, against one target per rank as the ideal.
+Doc@1 asks only which document the top hit came from: one a target names (among look-alike
+documents, the right filing or edition); for targets naming no document, a relevant top hit.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from rag_assets.text.normalize import normalize_unspaced
 CUTOFFS = (1, 5, 10)
 MRR_CUTOFF = 10
 NDCG_CUTOFF = 10
-METRICS = ("recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10")
+METRICS = ("recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10", "doc@1")
 
 
 class Retrievable(Protocol):
@@ -72,7 +74,14 @@ def score_ranking(hits: Sequence[Retrievable], targets: Sequence[Target]) -> dic
             dcg += 1 / math.log2(rank + 1)
     ideal = sum(1 / math.log2(rank + 1) for rank in range(1, min(len(targets), NDCG_CUTOFF) + 1))
     scores[f"ndcg@{NDCG_CUTOFF}"] = dcg / ideal
+    scores["doc@1"] = float(bool(hits) and any(_same_document(hits[0], t) for t in targets))
     return scores
+
+
+def _same_document(hit: Retrievable, target: Target) -> bool:
+    if target.doc is None:
+        return matches(hit, target)
+    return target.doc in document_names(hit.doc_id, hit.source_path)
 
 
 class SliceMetrics(BaseModel):

@@ -1,0 +1,78 @@
+"""Which documents a question names, by issuer, period and kind, among a collection's profiles."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag_assets.retrieval.documents import DocumentCard, infer_documents
+
+CARDS = [
+    DocumentCard(doc_id="amcor-2023", organization="Amcor plc", kind="annual report", year=2023),
+    DocumentCard(doc_id="pepsico-2022", organization="PepsiCo, Inc.", kind="annual report", year=2022),
+    DocumentCard(doc_id="bestbuy-2024-q2", organization="Best Buy Co., Inc.", kind="quarterly report", year=2023),
+    DocumentCard(doc_id="bestbuy-2024", organization="Best Buy Co., Inc.", kind="annual report", year=2024),
+    DocumentCard(doc_id="amex-2022", organization="American Express Company", kind="annual report", year=2022, aliases=("AXP",)),
+    DocumentCard(doc_id="verizon-2021", organization="Verizon Communications Inc.", kind="annual report", year=2021),
+    DocumentCard(doc_id="verizon-2022", organization="Verizon Communications Inc.", kind="annual report", year=2022),
+    DocumentCard(doc_id="mills-2020", organization="GENERAL MILLS, INC.", kind="annual report", year=2020),
+    DocumentCard(doc_id="3m-2018", organization="3M COMPANY", kind="annual report", year=2018),
+    DocumentCard(doc_id="3m-2022", organization="3M COMPANY", kind="annual report", year=2022),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("question", "doc_ids", "words"),
+    [
+        ("Does AMCOR have an improving gross margin profile as of FY2023?", ["amcor-2023"], ["AMCOR", "2023"]),
+        ("What is PepsiCo's gross margin?", ["pepsico-2022"], ["PepsiCo"]),
+        ("Which Best Buy product category performed best in Q2 FY2024?", ["bestbuy-2024-q2"], ["Best Buy", "2024"]),
+        ("Did Best Buy grow revenue in its FY2024 10-K?", ["bestbuy-2024"], ["Best Buy", "2024"]),
+        ("What drove AMEX's operating margin?", ["amex-2022"], ["AMEX"]),
+        ("Does AmEx report gross margin?", ["amex-2022"], ["AmEx"]),
+        ("Which debt securities does American Express list?", ["amex-2022"], ["American Express"]),
+        ("What is AXP's dividend?", ["amex-2022"], ["AXP"]),
+        ("How did Verizon's capex change between FY2021 and FY2022?", ["verizon-2022"], ["Verizon", "2021", "2022"]),
+        ("What was Verizon's revenue in 2021?", ["verizon-2021"], ["Verizon", "2021"]),
+        ("Is 3M a capital-intensive business based on FY2022 data?", ["3m-2022"], ["3M", "2022"]),
+        ("What is General Mills' leverage?", ["mills-2020"], ["General Mills"]),
+    ],
+)  # fmt: skip
+def test_a_question_naming_an_issuer_finds_its_documents(
+    question: str, doc_ids: list[str], words: list[str]
+) -> None:
+    named = infer_documents(question, CARDS)
+    assert named is not None
+    assert (named.doc_ids, named.words) == (doc_ids, words)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What are general and administrative expenses?",  # a common word, not General Mills
+        "What did General Electric earn?",  # another issuer that starts alike
+        "Which segment grew fastest?",  # names nothing
+        "What was the revenue of $2,021 million about?",  # an amount, not a year
+    ],
+)
+def test_a_question_naming_no_issuer_period_or_kind_infers_nothing(question: str) -> None:
+    assert infer_documents(question, CARDS) is None
+
+
+def test_a_period_or_a_kind_alone_narrows_to_the_documents_that_cover_it() -> None:
+    named = infer_documents("Which company had the highest revenue in FY2018?", CARDS)
+    assert named is not None and named.doc_ids == ["3m-2018"]
+    assert named.reason == "period 2018"
+    quarterly = infer_documents("What do the quarterly reports say about margins?", CARDS)
+    assert quarterly is not None and quarterly.doc_ids == ["bestbuy-2024-q2"]
+
+
+def test_a_collection_of_one_document_or_all_alike_infers_nothing() -> None:
+    assert infer_documents("Does AMCOR have an improving gross margin?", CARDS[:1]) is None
+    verizon = [c for c in CARDS if c.doc_id.startswith("verizon")]
+    assert infer_documents("What is Verizon's revenue?", verizon) is None  # both, no year
+    assert infer_documents("What was Verizon's revenue in FY2022?", verizon) is not None
+
+
+def test_documents_without_a_profile_are_never_named() -> None:
+    bare = [DocumentCard(doc_id="a"), DocumentCard(doc_id="b")]
+    assert infer_documents("What did Acme report in 2022?", bare) is None

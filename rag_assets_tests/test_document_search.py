@@ -1,0 +1,124 @@
+"""Document-aware search on a real Milvus Lite file with the bundled MiniLM: look-alike filings
+of two issuers, profiled and chunked as the pipeline does; a question naming one issuer finds
+that issuer's page, says which words named it, and `infer_documents=False` searches flat."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from rag_assets.chunking import chunk_document
+from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
+from rag_assets.embedding.models import EmbeddingSpec, load_embedder
+from rag_assets.index.rows import IndexRow
+from rag_assets.index.store import MilvusIndex
+from rag_assets.normalize.adapt import with_profile
+from rag_assets.retrieval.search import Retriever, SearchFilters
+from rag_assets.settings.fusion import FusionSettings
+from rag_assets.templates.tokens import ApproxTokenCounter
+
+pytestmark = pytest.mark.slow
+
+
+def _filing(doc_id: str, issuer: str, symbol: str, year: int, margin: str) -> StandardizedDocument:
+    pages = [
+        [
+            ("heading", "## FORM 10-K"),
+            ("paragraph", f"For the fiscal year ended December 31, {year}"),
+            ("paragraph", f"{issuer}"),
+            ("paragraph", "(Exact name of registrant as specified in its charter)"),
+            ("table", f"| Class | Trading Symbol(s) |\n|---|---|\n| Common stock | {symbol} |"),
+        ],
+        [("heading", "## Item 7. Results of Operations"), ("paragraph", margin)],
+    ]
+    elements = [
+        DocumentElement(
+            type=kind,  # type: ignore[arg-type]
+            text=text,
+            level=2 if kind == "heading" else None,
+            page_start=number,
+            page_end=number,
+        )
+        for number, page in enumerate(pages, 1)
+        for kind, text in page
+    ]
+    doc = StandardizedDocument(
+        doc_id=doc_id,
+        source_path=f"{doc_id}.pdf",
+        source_sha256="0" * 64,
+        parser="test",
+        parser_version="0",
+        page_count=2,
+        markdown="\n\n".join(e.text for e in elements),
+        elements=elements,
+    )
+    return with_profile(doc)
+
+
+FILINGS = [
+    _filing("harbour", "Harbour Freight Lines, Inc.", "HFL", 2017,
+            "Gross margin improved thanks to pricing."),
+    _filing("summit", "Summit Quarry Corp.", "SQC", 2017,
+            "Gross margin improved in fiscal 2017 thanks to pricing and a lower cost of sales."),
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def retriever(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Retriever]:
+    embedder = load_embedder(EmbeddingSpec())
+    uri = str(tmp_path_factory.mktemp("index") / "milvus.db")
+    with MilvusIndex(uri) as index:
+        collection = index.ensure_collection(embedder.name, embedder.dimension, False)
+        for doc in FILINGS:
+            rows = chunk_document(doc, "auto", {}, ApproxTokenCounter()).rows
+            vectors = embedder.encode_documents([r.context_text for r in rows]).dense
+            index.replace_document(
+                collection,
+                doc.doc_id,
+                [IndexRow.from_chunk(r, v) for r, v in zip(rows, vectors, strict=True)],
+            )
+        yield Retriever(index, collection, embedder)
+
+
+QUESTION = "Did HFL's gross margin improve in fiscal 2017 thanks to pricing?"
+
+
+def test_a_question_naming_an_issuer_finds_that_issuers_page(retriever: Retriever) -> None:
+    flat = retriever.search(QUESTION, top_k=2, infer_documents=False)
+    assert flat.documents is None
+    assert flat.hits[0].doc_id == "summit"  # the look-alike says more of the question's words
+    steered = retriever.search(QUESTION, top_k=2)
+    assert steered.documents is not None
+    assert (steered.documents.doc_ids, steered.documents.words) == (["harbour"], ["HFL", "2017"])
+    assert steered.hits[0].doc_id == "harbour"
+    assert {"dense@documents", "bm25@documents"} <= set(steered.hits[0].found_by)
+    assert set(steered.weights) == {"dense", "bm25", "dense@documents", "bm25@documents"}
+    # Soft: the other issuer's chunks are still found, after the named issuer's.
+    everything = retriever.search(QUESTION, top_k=10).hits
+    issuers = [h.doc_id for h in everything]
+    assert "summit" in issuers and issuers == sorted(issuers)
+    assert any(h.page_end == 2 for h in everything if h.doc_id == "harbour")
+
+
+def test_a_filter_the_caller_gives_bounds_the_inference(retriever: Retriever) -> None:
+    alone = retriever.search(QUESTION, top_k=2, filters=SearchFilters(doc_ids=["summit"]))
+    assert alone.documents is None and {h.doc_id for h in alone.hits} == {"summit"}
+
+
+def test_a_document_weight_of_zero_turns_the_inference_off(retriever: Retriever) -> None:
+    off = Retriever(
+        retriever.index,
+        retriever.collection,
+        retriever.embedder,
+        fusion=FusionSettings(document_weight=0),
+    )
+    assert off.search(QUESTION, top_k=2).documents is None
+
+
+def test_profile_fields_are_filterable_in_the_index(retriever: Retriever) -> None:
+    rows = retriever.index.scan(
+        retriever.collection, ["doc_id"], 'metadata["doc_organization"] == "Summit Quarry Corp."'
+    )
+    assert rows and {r["doc_id"] for r in rows} == {"summit"}
+    assert [c.doc_id for c in retriever.document_cards()] == ["harbour", "summit"]

@@ -1,0 +1,224 @@
+"""Document profiles: what a document is, read from its cover, title, copyright line, file
+metadata and, last, its file name; each field says where it came from."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag_assets.chunking import chunk_document
+from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
+from rag_assets.normalize import adapt
+from rag_assets.normalize.adapt import with_profile
+from rag_assets.profile.model import DocumentProfile
+from rag_assets.profile.rules import profile_document
+from rag_assets.templates.select import choose_template
+from rag_assets.templates.tokens import ApproxTokenCounter
+
+
+def _doc(
+    pages: list[list[tuple[str, str]]], title: str | None = None, source_path: str = "doc.pdf"
+) -> StandardizedDocument:
+    """(type, text) elements per page."""
+    elements = [
+        DocumentElement(
+            type=kind,  # type: ignore[arg-type]
+            text=text,
+            level=2 if kind == "heading" else None,
+            page_start=number,
+            page_end=number,
+        )
+        for number, page in enumerate(pages, 1)
+        for kind, text in page
+    ]
+    return StandardizedDocument(
+        doc_id="doc",
+        source_path=source_path,
+        source_sha256="0" * 64,
+        parser="test",
+        parser_version="0",
+        page_count=len(pages),
+        title=title,
+        markdown="\n\n".join(e.text for e in elements),
+        elements=elements,
+    )
+
+
+ANNUAL_COVER = [
+    ("title", "# UNITED STATES SECURITIES AND EXCHANGE COMMISSION"),
+    ("paragraph", "**Washington, D.C. 20549**"),
+    ("heading", "## FORM 10-K"),
+    ("paragraph", "ANNUAL REPORT PURSUANT TO SECTION 13 OR 15(d) OF THE SECURITIES EXCHANGE ACT"),
+    ("paragraph", "For the fiscal year ended December 31, 2017"),
+    ("paragraph", "Commission File Number: 001-35727"),
+    ("heading", "## Harbour Freight Lines, Inc."),
+    ("paragraph", "_(Exact name of Registrant as specified in its charter)_"),
+    (
+        "table",
+        "| Title of each class | Trading Symbol(s) | Exchange |\n|---|---|---|\n"
+        "| Common stock | HFL | NASDAQ |",
+    ),
+    ("paragraph", "Indicate by check mark if the registrant is a well-known seasoned issuer. NO"),
+]
+
+
+def test_a_filing_cover_gives_issuer_form_kind_period_and_symbols() -> None:
+    profile = profile_document(_doc([ANNUAL_COVER, [("paragraph", "Item 1. Business")]]))
+    assert profile.identity() == (
+        "Harbour Freight Lines, Inc. · annual report (Form 10-K) · fiscal year 2017"
+    )
+    assert profile.organization is not None and profile.organization.source == "cover page"
+    assert profile.year == 2017
+    assert profile.aliases == ["HFL"]  # the check-box answers after the table are no symbols
+    assert profile.title is None  # the regulator's masthead is not the filing's title
+
+
+def test_a_quarterly_cover_whose_lines_interleave_still_gives_its_quarter() -> None:
+    cover = [
+        ("paragraph", "FORM 10-Q"),
+        ("paragraph", "Quarterly report pursuant to Section 13 or 15(d)"),
+        ("paragraph", "For the quarterly period ended\nCommission file\nMarch 31, 2021"),
+        ("paragraph", "number 1-5805"),
+        ("paragraph", "Lakeside Bancorp & Co."),
+        ("paragraph", "(Exact name of registrant as specified in its charter)"),
+    ]
+    profile = profile_document(_doc([cover]))
+    assert profile.identity() == (
+        "Lakeside Bancorp & Co. · quarterly report (Form 10-Q) · quarter ended March 31, 2021"
+    )
+    assert profile.year == 2021
+
+
+def test_a_cover_without_the_registrant_caption_names_the_line_after_the_file_number() -> None:
+    cover = [
+        ("heading", "## FORM 10-K"),
+        ("paragraph", "**For the fiscal year ended December 31, 2018**"),
+        ("paragraph", "**Commission file number 1-3285**"),
+        ("heading", "## 4Q COMPANY"),
+        ("paragraph", "State of Incorporation: **Delaware**"),
+    ]
+    profile = profile_document(_doc([cover]))
+    assert profile.organization is not None and profile.organization.value == "4Q COMPANY"
+
+
+def test_a_filing_without_a_stated_period_takes_the_year_of_its_file_name() -> None:
+    cover = [row for row in ANNUAL_COVER if "fiscal year" not in row[1]]
+    profile = profile_document(_doc([cover], source_path="HARBOUR_2022_10K.pdf"))
+    assert profile.period is not None
+    assert (profile.period.value, profile.period.source, profile.year) == (
+        "2022",
+        "file name",
+        2022,
+    )
+
+
+@pytest.mark.parametrize(
+    ("title", "kind"),
+    [
+        ("ASHC Driver Operator Guide", "manual"),
+        ("Travel and Expenses Policy", "policy"),
+        ("中华人民共和国劳动合同法", "law"),
+        ("Frequently Asked Questions", "FAQ"),
+        ("RFC 9110: HTTP Semantics", "standard"),
+        ("Annual Report 2023", "annual report"),
+        ("Notes on the harbour", None),
+    ],
+)
+def test_a_title_names_the_kind(title: str, kind: str | None) -> None:
+    profile = profile_document(_doc([[("paragraph", "Some words.")]], title=title))
+    assert (profile.kind.value if profile.kind else None) == kind
+    if kind:
+        assert profile.kind is not None and profile.kind.source == "title"
+
+
+def test_the_issuer_comes_from_a_copyright_line_before_the_file_author() -> None:
+    first = [
+        ("paragraph", "Operating the pump."),
+        ("paragraph", "© 2021 Acme Pumps Ltd. All rights reserved."),
+    ]
+    profile = profile_document(_doc([first], title="Pump Manual"), {"author": "J. Writer"})
+    assert profile.organization is not None
+    assert (profile.organization.value, profile.organization.source) == (
+        "Acme Pumps Ltd",
+        "first pages",
+    )
+    profile = profile_document(_doc([first[:1]], title="Pump Manual"), {"author": "J. Writer"})
+    assert profile.organization is not None
+    assert (profile.organization.value, profile.organization.source) == (
+        "J. Writer",
+        "file metadata",
+    )
+    # Placeholders and generators name no one.
+    for author in ("anonymous", "EDGAR Online, a division of Some Printer"):
+        assert profile_document(_doc([first[:1]]), {"author": author}).organization is None
+
+
+def test_without_a_title_the_file_metadata_then_the_file_name_gives_one() -> None:
+    body = [[("paragraph", "Some words.")]]
+    from_info = profile_document(_doc(body), {"title": "Harbour Tide Tables"})
+    assert from_info.title is not None and from_info.title.source == "file metadata"
+    for noise in ("0001065280-18-000069", "report.docx"):
+        assert profile_document(_doc(body), {"title": noise}).title.source == "file name"  # type: ignore[union-attr]
+    named = profile_document(_doc(body, source_path="tide_tables_2024.pdf"))
+    assert named.title is not None and named.title.value == "tide tables 2024"
+    # A title made of the file name adds nothing to what chunks say.
+    assert named.identity() == ""
+
+
+def test_a_document_that_says_nothing_gets_an_empty_profile_not_a_guess() -> None:
+    profile = profile_document(_doc([[("paragraph", "The water rose and fell twice a day.")]]))
+    assert (profile.organization, profile.kind, profile.form, profile.period) == (None,) * 4
+    assert not profile.says_more_than_title()
+
+
+def test_a_failing_profile_degrades_the_document_and_keeps_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def broken(*_: object) -> DocumentProfile:
+        raise RuntimeError("cover unreadable")
+
+    monkeypatch.setattr(adapt, "profile_document", broken)
+    doc = with_profile(_doc([ANNUAL_COVER]))
+    assert "profile" not in doc.metadata
+    assert doc.metadata["degraded"] == ["profile skipped (RuntimeError: cover unreadable)"]
+
+
+def _report_with_spec_markers() -> StandardizedDocument:
+    pages = [ANNUAL_COVER]
+    for number in range(1, 5):
+        pages.append(
+            [
+                ("heading", f"## {number} Note {number}"),
+                ("paragraph", "Revenue grew in every segment."),
+                ("table", "| Item | 2017 |\n|---|---|\n| Revenue | 10 |"),
+            ]
+        )
+    pages.append([("heading", "## Glossary"), ("paragraph", "Term: meaning.")])
+    return _doc(pages)
+
+
+def test_a_filing_is_chunked_as_a_report_whatever_markers_it_shows() -> None:
+    bare = _report_with_spec_markers()
+    assert choose_template(bare, "auto").template == "spec"
+    profiled = with_profile(bare)
+    choice = choose_template(profiled, "auto")
+    assert choice.template == "semantic"
+    assert choice.reason.startswith("auto: the profile says annual report (cover page)")
+    assert "spec score 3 under 4 numbered headings" in choice.reason
+
+
+def test_every_chunk_says_whose_document_it_is() -> None:
+    doc = with_profile(_report_with_spec_markers())
+    rows = chunk_document(doc, "auto", {}, ApproxTokenCounter()).rows
+    identity = "Harbour Freight Lines, Inc. · annual report (Form 10-K) · fiscal year 2017"
+    assert rows and all(r.context_text.startswith(identity) for r in rows)
+    assert all(identity not in r.text for r in rows)  # what a person reads is unchanged
+    assert (
+        rows[-1].metadata.items()
+        >= {
+            "doc_organization": "Harbour Freight Lines, Inc.",
+            "doc_kind": "annual report",
+            "doc_form": "Form 10-K",
+            "doc_year": 2017,
+        }.items()
+    )
+    assert rows[-1].metadata["doc_aliases"] == ["HFL"]
