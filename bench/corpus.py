@@ -22,7 +22,7 @@ from pathlib import Path
 # The checkout's own packages, whichever environment runs the script.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rag_assets_tests.corpus_run import (  # noqa: E402
+from rag_assets_tests.support.corpus_run import (  # noqa: E402
     CORPUS,
     CRASHED,
     MEMORY_MB,
