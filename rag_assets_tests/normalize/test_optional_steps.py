@@ -248,7 +248,7 @@ def test_vision_tables_that_raise_leave_the_parsers_tables(
     from rag_assets.tables import vision
     from rag_assets.tables.cache import VisionCache
     from rag_assets.tables.structure import structure_markdown
-    from rag_assets_tests.normalize.repairs.test_repair_document import table
+    from rag_assets_tests.support.builders import table
 
     pdf = tmp_path / "t.pdf"
     with pymupdf.open() as out:

@@ -1,9 +1,17 @@
-"""Shared test helpers: hand-built IR documents and the blocking chunk checks on stored rows."""
+"""Shared test helpers: hand-built IR documents and elements, and the blocking chunk checks on
+stored rows."""
 
 from rag_assets.contracts.chunk import ChunkRow
-from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
+from rag_assets.contracts.ir import (
+    BBox,
+    DocumentElement,
+    StandardizedDocument,
+    TableCell,
+    TableData,
+)
 from rag_assets.contracts.tabular import to_arrow, to_records
 from rag_assets.normalize.markdown import assemble_markdown
+from rag_assets.normalize.table_markdown import table_to_markdown
 from rag_assets.quality.chunks import (
     check_chunks_have_content,
     check_header_paths,
@@ -13,6 +21,7 @@ from rag_assets.quality.chunks import (
 )
 
 Item = tuple[str, str, int | None, int]  # (type, text, level, page)
+BODY_BOX: BBox = (72.0, 100.0, 520.0, 700.0)
 
 
 def make_doc(
@@ -83,3 +92,50 @@ def materialize_file(source, data_dir, assets=LAYERS_1_2):
         partition_key=key, asset_selection=[AssetKey(a) for a in assets], instance=instance
     )
     return result, relative
+
+
+def heading(text: str, level: int = 2, page: int = 1, bbox: BBox | None = None) -> DocumentElement:
+    return DocumentElement(
+        type="heading",
+        text=f"{'#' * level} {text}",
+        level=level,
+        page_start=page,
+        page_end=page,
+        bbox=bbox,
+    )
+
+
+def para(text: str, page: int = 1, bbox: BBox | None = BODY_BOX) -> DocumentElement:
+    return DocumentElement(type="paragraph", text=text, page_start=page, page_end=page, bbox=bbox)
+
+
+def table(
+    rows: list[list[str]],
+    page: int,
+    header_rows: int = 1,
+    caption: str | None = None,
+    bbox: BBox = (72.0, 400.0, 520.0, 780.0),
+) -> DocumentElement:
+    data = TableData(
+        num_rows=len(rows),
+        num_cols=len(rows[0]),
+        cells=[
+            TableCell(row=r, col=c, text=text, is_header=r < header_rows)
+            for r, row in enumerate(rows)
+            for c, text in enumerate(row)
+        ],
+        header_rows=header_rows,
+        caption=caption,
+    )
+    return DocumentElement(
+        type="table",
+        text=table_to_markdown(data),
+        page_start=page,
+        page_end=page,
+        bbox=bbox,
+        table=data,
+    )
+
+
+def levels(elements: list[DocumentElement]) -> list[tuple[int | None, str]]:
+    return [(e.level, e.text) for e in elements if e.type == "heading"]
