@@ -145,7 +145,7 @@ def test_a_raw_exception_in_the_real_pipeline_is_a_crash(shared_corpus: Path) ->
     assert run.results[0].status == CRASHED
     assert re.fullmatch(
         r"repairing: KeyError: 'x' at rag_assets/normalize/repairs/__init__\.py:\d+ > "
-        r"rag_assets_tests/test_corpus\.py:\d+",
+        r"rag_assets_tests/e2e/test_corpus\.py:\d+",
         run.results[0].reason,
     )
     with pytest.raises(AssertionError, match="lorem_ipsum.docx"):

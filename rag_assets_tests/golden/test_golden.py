@@ -7,7 +7,7 @@ IR (parsers, adapters, repairs) or only the chunks (templates, selection, token 
 
 A test fails with a unified diff when the output moves. If the new output is right:
 
-    python -m pytest rag_assets_tests/test_golden.py --update-golden   # -k to narrow
+    python -m pytest rag_assets_tests/golden/test_golden.py --update-golden   # -k to narrow
     git diff rag_assets_tests/golden/
 
 and the commit that changes snapshots says why the new output is right. A missing snapshot is

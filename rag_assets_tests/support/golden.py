@@ -29,7 +29,7 @@ TEXT_CHARS = 160
 DIFF_LINES = 60  # a changed parser can move every line: show enough to see what, not all
 UPDATE_HINT = (
     "If the new output is right, rewrite the snapshots (-k to narrow) and review them:\n"
-    "  python -m pytest rag_assets_tests/test_golden.py --update-golden\n"
+    "  python -m pytest rag_assets_tests/golden/test_golden.py --update-golden\n"
     "  git diff rag_assets_tests/golden/\n"
     "and say in the commit message why the new output is right."
 )
