@@ -9,7 +9,7 @@ path: Docling parses the file, the adapter and the repairs build the IR. docling
 documents, and must agree wherever we do not differ on purpose.
 
 Where we differ on purpose, and why (pinned by `test_where_we_differ_on_purpose`, the last
-one by `test_semantic_heading_tree_paths_and_heading_lines` in test_templates.py):
+one by `test_semantic_heading_tree_paths_and_heading_lines` in test_semantic.py):
 - `    ## Bar` (four spaces): LangChain strips the indentation and splits on it; CommonMark,
   Docling and we read an indented code block, so `## Bar` is code, not a section.
 - A byte-order mark before `## Bar` mid-document: LangChain drops invisible characters

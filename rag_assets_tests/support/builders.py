@@ -51,6 +51,10 @@ def doc_from_elements(
     )
 
 
+def texts(rows: list[ChunkRow]) -> list[str]:
+    return [row.text for row in rows]
+
+
 def assert_blocking_checks_pass(
     rows: list[ChunkRow], doc: StandardizedDocument, headings_from_text: bool = False
 ) -> None:

@@ -1,7 +1,7 @@
 """The `spec` template: real IR from the sample spec PDF and an arXiv page, plus hand-built IR
 for what the sample lacks (multi-level headers, footnotes, figures, page ranges).
 
-Counts use ApproxTokenCounter (one token per word or punctuation run), as in test_templates.
+Counts use ApproxTokenCounter (one token per word or punctuation run), as in test_semantic.
 """
 
 from __future__ import annotations
