@@ -62,7 +62,7 @@ def ensure_ingested(data_dir: Path) -> Settings:
 
 def stub_answer(request) -> object:
     """The scripted model: source [1]'s text, every sentence cited."""
-    from rag_assets_tests.openai_stub import Behaviour
+    from rag_assets_tests.support.openai_stub import Behaviour
 
     if request.tool_names:
         return Behaviour(text="")
@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         report = run(settings, client, args.threshold)
         model = f"endpoint model {client.settings.model}"
     else:
-        from rag_assets_tests.openai_stub import serve_stub
+        from rag_assets_tests.support.openai_stub import serve_stub
 
         with serve_stub() as stub:
             stub.respond = stub_answer

@@ -7,7 +7,7 @@ each file in a worker process with a time and a memory limit.
 Prints one table (files, landed, degraded, failed cleanly, unsupported, crashed, over the time
 or memory limit, files with invariant violations), then the crashed, over-limit and violating
 files with their reasons, the slowest files with pages/s and the workers' peak RSS.
-`rag_assets_tests/test_corpus.py` runs the same and asserts no crash and no violation.
+`rag_assets_tests/e2e/test_corpus.py` runs the same and asserts no crash and no violation.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 # The checkout's own packages, whichever environment runs the script.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rag_assets_tests.corpus_run import (  # noqa: E402
+from rag_assets_tests.support.corpus_run import (  # noqa: E402
     CORPUS,
     CRASHED,
     MEMORY_MB,

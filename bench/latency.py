@@ -211,7 +211,7 @@ def retrievers(
 
 def load_bench_reranker(folder: Path | None, scratch: Path) -> LocalReranker:
     if folder is None:
-        from rag_assets_tests.rerank_stub import build_cross_encoder
+        from rag_assets_tests.support.rerank_stub import build_cross_encoder
 
         folder = build_cross_encoder(scratch / "tiny-cross-encoder")
     kind, _ = reranker_kind(folder)

@@ -29,10 +29,10 @@ echo "$wanted" > "$stamp"
 # model folder into $RAG_ASSETS_MODEL_CACHE; the first ingest would otherwise make it.
 .venv/bin/python -m rag_assets.embedding.prepare >/dev/null
 
-# Debian's headless Chromium for the UI screenshots test (rag_assets_tests/test_ui_screenshots.py)
-# and PostgreSQL's server for the deployment test (rag_assets_tests/test_postgres_deployment.py,
-# which starts a throwaway cluster of its own); skipped at once when present. CI runs as root;
-# elsewhere apt-get goes through sudo.
+# Debian's headless Chromium for the UI screenshots test
+# (rag_assets_tests/e2e/test_ui_screenshots.py) and PostgreSQL's server for the deployment test
+# (rag_assets_tests/e2e/test_postgres_deployment.py, which starts a throwaway cluster of its own);
+# skipped at once when present. CI runs as root; elsewhere apt-get goes through sudo.
 packages=()
 command -v chromium >/dev/null || packages+=(chromium)
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || packages+=(postgresql)

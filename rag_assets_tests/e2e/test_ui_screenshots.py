@@ -1,0 +1,239 @@
+"""What a person sees: the UI over an ingested document, read through GraphQL and in Chromium.
+
+The webserver runs over the instance `ingest` wrote, as `rag-assets ui` serves it; Debian's
+headless Chromium renders three pages to PNG under test-output/ui/ and dumps their DOM, which
+must hold what the page claims to show and no error.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from rag_assets.defs.incremental import PIPELINE
+from rag_assets.runner.ingest import DocumentOutcome, ingest
+from rag_assets.settings import Settings
+from rag_assets_tests.conftest import REPO_ROOT
+from rag_assets_tests.e2e.test_webserver import graphql, webserver
+from rag_assets_tests.support.sample_corpus import CORPUS
+
+pytestmark = pytest.mark.slow
+
+OUTPUT = REPO_ROOT / "test-output" / "ui"
+DOCUMENT = CORPUS / "operator-guide.md"
+TITLE = (
+    "ASHC Driver Operator Guide"  # the document's first heading: the chunk preview opens with it
+)
+CHUNK_CHECKS = {
+    "chunk_ids_unique_deterministic",
+    "chunk_metadata_complete",
+    "chunks_cover_document",
+    "chunks_have_content",
+    "header_paths_consistent",
+    "pages_within_document",
+}
+# What Dagster's UI prints when a page or a query breaks, or what it was asked for is missing.
+ERROR_TEXT = re.compile(
+    r"unexpected (graphql )?error|something went wrong|pythonerror|traceback|"
+    r"not found|does not exist|failed to (fetch|load)|could not be loaded|error loading",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class UI:
+    port: int
+    key: str  # operator-guide.md: landed
+    pdf_key: str  # a two-page PDF: landed
+    failed: DocumentOutcome  # a text file named .pdf: failed
+
+
+def _two_page_pdf(path: Path) -> Path:
+    import pymupdf
+
+    bodies = (
+        "The reset register clears every pending interrupt when software writes one to bit 0. "
+        "Drivers poll the busy flag until the controller reports that the reset completed.",
+        "Clock control selects the card clock divider. Firmware must stop the clock before "
+        "changing the divider, wait for the stable flag, and only then enable it again.",
+    )
+    with pymupdf.open() as pdf:
+        for number, body in enumerate(bodies, start=1):
+            page = pdf.new_page()
+            page.insert_text((72, 72), f"{number} Section {number}", fontsize=16)
+            page.insert_textbox(pymupdf.Rect(72, 100, 520, 300), body, fontsize=11)
+        pdf.save(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UI]:
+    folder = tmp_path_factory.mktemp("ui")
+    broken = folder / "broken.pdf"
+    broken.write_text("plain text under a .pdf name\n")
+    data_dir = folder / "data"
+    # The failed document first: the checks tab shows each check's latest execution.
+    failed, guide, pdf = ingest(
+        Settings(data_dir=data_dir), [broken, DOCUMENT, _two_page_pdf(folder / "two-pages.pdf")]
+    )
+    assert guide.success and pdf.success, (guide.summary(), pdf.summary())
+    assert not failed.success and failed.error, failed.summary()
+    with webserver(data_dir) as port:
+        # What "Skip" on the community pop-up stores, so it does not cover the pages.
+        assert graphql(port, "mutation { setNuxSeen }")["setNuxSeen"] is True
+        yield UI(port, guide.doc_id, pdf.doc_id, failed)
+
+
+def _chromium() -> str:
+    found = shutil.which("chromium")
+    if found is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("chromium is missing; scripts/setup.sh installs it")
+        pytest.skip("Debian's chromium is not installed (scripts/setup.sh installs it)")
+    return found
+
+
+def _visible_text(dom: str) -> str:
+    dom = re.sub(r"<(script|style)\b[^>]*>.*?</\1>", " ", dom, flags=re.DOTALL | re.IGNORECASE)
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", dom)).split())
+
+
+def _render(chromium: str, url: str, png: Path, height: int) -> subprocess.Popen:
+    """Screenshot and DOM of `url` once the app has rendered (its queries answered)."""
+    return subprocess.Popen(
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",  # CI runs as root
+            "--disable-gpu",
+            "--hide-scrollbars",
+            f"--window-size=1600,{height}",
+            # Virtual time stands still while requests are pending, so the budget is the
+            # SPA's own timers after its data arrived, however slow the server.
+            "--virtual-time-budget=20000",
+            f"--screenshot={png}",
+            "--dump-dom",
+            url,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+
+
+def test_graphql_shows_assets_partitions_checks_and_metadata(ui):
+    nodes = graphql(ui.port, "{ assetNodes { assetKey { path } partitionKeys } }")["assetNodes"]
+    partitions = {n["assetKey"]["path"][0]: n["partitionKeys"] for n in nodes}
+    assert partitions.keys() >= set(PIPELINE)
+    keys = {ui.key, ui.pdf_key, ui.failed.doc_id}
+    assert all(set(partitions[asset]) == keys for asset in PIPELINE)
+
+    for asset in PIPELINE:
+        node = graphql(
+            ui.port,
+            f"""{{ assetNodeOrError(assetKey: {{path: ["{asset}"]}}) {{ ... on AssetNode {{
+                assetMaterializations(partitions: ["{ui.key}"]) {{ partition
+                  metadataEntries {{ label ... on MarkdownMetadataEntry {{ mdStr }}
+                                          ... on IntMetadataEntry {{ intValue }} }} }}
+                assetChecksOrError {{ ... on AssetChecks {{ checks {{ name }} }} }} }} }} }}""",
+        )["assetNodeOrError"]
+        [materialization] = node["assetMaterializations"]
+        assert materialization["partition"] == ui.key
+        metadata = {e["label"]: e for e in materialization["metadataEntries"]}
+        assert metadata, f"{asset}: no materialization metadata"
+        if asset == "document_chunks":
+            assert metadata["chunks"]["intValue"] > 0
+            assert metadata["preview"]["mdStr"].startswith("**#0**")
+            assert TITLE in metadata["preview"]["mdStr"]
+            assert {c["name"] for c in node["assetChecksOrError"]["checks"]} == CHUNK_CHECKS
+        for check in node["assetChecksOrError"]["checks"]:
+            executions = graphql(
+                ui.port,
+                f"""{{ assetCheckExecutions(assetKey: {{path: ["{asset}"]}},
+                       checkName: "{check["name"]}", limit: 5) {{
+                       status evaluation {{ partition success }} }} }}""",
+            )["assetCheckExecutions"]
+            # The failed document's checks never ran: they hold no evaluation.
+            by_partition = {
+                e["evaluation"]["partition"]: e["status"] for e in executions if e["evaluation"]
+            }
+            assert by_partition == {ui.key: "SUCCEEDED", ui.pdf_key: "SUCCEEDED"}, (asset, check)
+
+
+def _run_log(port: int, key: str) -> tuple[dict, list[dict]]:
+    [run] = graphql(
+        port,
+        f"""{{ runsOrError(filter: {{tags: [{{key: "dagster/partition", value: "{key}"}}]}}) {{
+               ... on Runs {{ results {{ runId status }} }} }} }}""",
+    )["runsOrError"]["results"]
+    events = graphql(
+        port,
+        f"""{{ logsForRun(runId: "{run["runId"]}") {{ ... on EventConnection {{
+               events {{ __typename ... on MessageEvent {{ message level stepKey }} }} }} }} }}""",
+    )["logsForRun"]["events"]
+    return run, events
+
+
+def test_run_logs_show_progress_at_info(ui):
+    _, events = _run_log(ui.port, ui.pdf_key)
+    info = [e["message"] for e in events if e.get("level") == "INFO"]
+    assert "two-pages.pdf: parsing 2 pages" in info
+    assert "two-pages.pdf: pages parsed: 2 of 2" in info
+    assert any(re.fullmatch(r"chunks embedded: (\d+) of \1", m) for m in info), info
+
+
+def test_a_failed_documents_run_shows_its_one_line_reason_first(ui):
+    run, events = _run_log(ui.port, ui.failed.doc_id)
+    assert run["status"] == "FAILURE"
+    errors = [e for e in events if e.get("level") == "ERROR"]
+    # The first error of the run is the reason the CLI prints, on one line.
+    assert errors[0]["message"] == ui.failed.error, (errors[0], ui.failed.error)
+    assert "\n" not in ui.failed.error and "not a PDF" in ui.failed.error
+
+
+def test_screenshots_of_the_graph_a_partition_and_its_checks(ui):
+    chromium = _chromium()
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    base = f"http://127.0.0.1:{ui.port}"
+    pages = {
+        # The document assets and their settings sources, upstream of the index.
+        "asset-graph": (
+            f"{base}/assets/vector_index?view=lineage&lineageScope=upstream&lineageDepth=10",
+            1000,
+            ["document_chunks", "chunk_embeddings", "vector_index", "raw_documents"],
+        ),
+        # Tall enough for the metadata table down to the chunk preview.
+        "document-chunks-partition": (
+            f"{base}/assets/document_chunks?view=partitions&partition={ui.key}",
+            1700,
+            [f"{ui.key} Materialized", "preview #0", TITLE, "tokens_max"],
+        ),
+        "document-chunks-checks": (
+            f"{base}/assets/document_chunks?view=checks",
+            1000,
+            [f"Checks ({len(CHUNK_CHECKS)})", "Passed", ui.pdf_key, *sorted(CHUNK_CHECKS)],
+        ),
+    }
+    running = {
+        name: _render(chromium, url, OUTPUT / f"{name}.png", height)
+        for name, (url, height, _) in pages.items()
+    }
+    for name, process in running.items():
+        dom, _ = process.communicate(timeout=180)
+        assert process.returncode == 0, name
+        (OUTPUT / f"{name}.html").write_text(dom)
+        text = _visible_text(dom)
+        error = ERROR_TEXT.search(text)
+        assert error is None, f"{name} shows {text[max(0, error.start() - 200) :][:400]!r}"
+        for expected in pages[name][2]:
+            assert expected in text, f"{name} does not show {expected!r}: {text[:1500]!r}"
+        # A rendered page, not a blank one: Dagster's UI in 1600 px is well over 50 KB of PNG.
+        assert (OUTPUT / f"{name}.png").stat().st_size > 50_000, name

@@ -1,0 +1,72 @@
+"""The package's layers hold: the import-linter contract in pyproject.toml (each layer imports
+only from the layers below it), and no module imports one that imports it back, at module
+level or inside a function."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import grimp
+
+from rag_assets_tests.conftest import REPO_ROOT
+
+
+def test_the_layers_contract_is_kept() -> None:
+    linter = Path(sys.executable).with_name("lint-imports")
+    result = subprocess.run(
+        [str(linter), "--no-cache"], cwd=REPO_ROOT, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stdout[-4000:]
+
+
+def import_cycles(graph: grimp.ImportGraph) -> list[list[str]]:
+    """Each set of modules that import one another in a circle (Tarjan's strongly connected
+    components of more than one module); a package's own `__init__` is left out."""
+    edges = {
+        module: sorted(graph.find_modules_directly_imported_by(module) - {"rag_assets"})
+        for module in graph.modules
+    }
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        order[module] = low[module] = len(order)
+        stack.append(module)
+        on_stack.add(module)
+        for imported in edges.get(module, []):
+            if imported not in order:
+                visit(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in on_stack:
+                low[module] = min(low[module], order[imported])
+        if low[module] == order[module]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == module:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for module in sorted(edges):
+        if module not in order:
+            visit(module)
+    return cycles
+
+
+def test_no_import_cycles() -> None:
+    assert import_cycles(grimp.build_graph("rag_assets")) == []
+
+
+def test_a_cycle_is_found() -> None:
+    graph = grimp.ImportGraph()
+    for a, b in [("p.a", "p.b"), ("p.b", "p.c"), ("p.c", "p.a"), ("p.c", "p.d")]:
+        graph.add_import(importer=a, imported=b)
+    assert import_cycles(graph) == [["p.a", "p.b", "p.c"]]
