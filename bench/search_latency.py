@@ -42,7 +42,13 @@ import numpy as np
 from latency import CHUNKS_PER_DOC, DIM, Corpus, FixedQueries, cpu_seconds, unit_vectors
 
 from rag_assets.index.rows import IndexRow
-from rag_assets.index.schema import ANALYZERS, SCALAR_FIELDS
+from rag_assets.index.schema import (
+    ANALYZERS,
+    ENGINE_BM25,
+    SCALAR_FIELDS,
+    collection_indexes,
+    collection_schema,
+)
 from rag_assets.index.store import MilvusIndex
 from rag_assets.retrieval.search import Retriever
 from rag_assets.settings.fusion import FusionSettings
@@ -53,43 +59,14 @@ INSERT_BATCH = 1000
 
 
 def create(client: Any, name: str) -> None:
-    from pymilvus import DataType, Function, FunctionType
+    """The project's collection (jieba BM25 with the engine's k1 and b), plus the vectors again
+    under a COSINE index."""
+    from pymilvus import DataType
 
-    schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
-    schema.add_field("chunk_id", DataType.VARCHAR, is_primary=True, max_length=64)
-    schema.add_field("doc_id", DataType.VARCHAR, max_length=512)
-    schema.add_field("text", DataType.VARCHAR, max_length=65535)
-    schema.add_field(
-        "context_text",
-        DataType.VARCHAR,
-        max_length=65535,
-        enable_analyzer=True,
-        analyzer_params=ANALYZERS["jieba"],
-    )
-    schema.add_field("language", DataType.VARCHAR, max_length=16)
-    schema.add_field("sparse_bm25", DataType.SPARSE_FLOAT_VECTOR)
-    schema.add_field("dense", DataType.FLOAT_VECTOR, dim=DIM)
+    schema = collection_schema(client, DIM, False, {}, ANALYZERS["jieba"])
     schema.add_field("dense_cosine", DataType.FLOAT_VECTOR, dim=DIM)
-    schema.add_field("metadata", DataType.JSON)
-    for field in ("chunk_type", "template"):
-        schema.add_field(field, DataType.VARCHAR, max_length=64)
-    schema.add_field("header_path", DataType.VARCHAR, max_length=8192)
-    schema.add_field("source_path", DataType.VARCHAR, max_length=4096)
-    for field in ("page_start", "page_end", "chunk_index"):
-        schema.add_field(field, DataType.INT64)
-    schema.add_function(
-        Function(
-            name="context_bm25",
-            function_type=FunctionType.BM25,
-            input_field_names=["context_text"],
-            output_field_names=["sparse_bm25"],
-        )
-    )
-    indexes = client.prepare_index_params()
-    indexes.add_index("dense", index_type="FLAT", metric_type="IP")
+    indexes = collection_indexes(client, False, *ENGINE_BM25)
     indexes.add_index("dense_cosine", index_type="FLAT", metric_type="COSINE")
-    indexes.add_index("sparse_bm25", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
-    indexes.add_index("doc_id", index_type="INVERTED")
     client.create_collection(name, schema=schema, index_params=indexes)
 
 

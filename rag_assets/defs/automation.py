@@ -18,7 +18,7 @@ from dagster import (
     DefaultSensorStatus,
 )
 
-from rag_assets.defs.incremental import OBSERVED
+from rag_assets.defs.incremental import OBSERVED_SOURCES
 
 # A parent updated by a run that did not execute this asset, since this asset last ran or was
 # requested.
@@ -35,7 +35,7 @@ EAGER = (
         & ~AutomationCondition.any_deps_in_progress()
         & ~AutomationCondition.in_progress()
     )
-    .ignore(AssetSelection.assets(*OBSERVED.values()))
+    .ignore(AssetSelection.assets(*OBSERVED_SOURCES))
     .with_label("eager_without_missing")
 )
 

@@ -40,28 +40,10 @@ from rag_assets.defs.dagster_private import (
     get_current_datetime,
 )
 from rag_assets.defs.partitions import documents_partitions
+from rag_assets.defs.pipeline import pipeline_order
 from rag_assets.index.schema import ENGINE_BM25
 from rag_assets.sources.inbox import InboxFile, scan_folder, sha256_file
 
-# The executable assets in graph order, and the observed source each one reads besides its parents.
-PIPELINE = [
-    "raw_documents",
-    "parsed_documents",
-    "normalized_documents",
-    "table_markdown",
-    "document_chunks",
-    "chunk_embeddings",
-    "vector_index",
-]
-OBSERVED = {
-    "raw_documents": "inbox_files",
-    "parsed_documents": "parser_settings",
-    "normalized_documents": "normalize_settings",
-    "table_markdown": "vision_settings",
-    "document_chunks": "template_settings",
-    "chunk_embeddings": "embedding_settings",
-    "vector_index": "index_settings",
-}
 RESOURCES = ["inbox", "parser", "collections", "embedding", "llm", "milvus"]
 
 
@@ -139,6 +121,8 @@ SHARED: dict[str, Callable[[Any], str]] = {
     ),
     "index_settings": _index_settings,
 }
+# Each step of a document's run reads one of these besides its parents (its `deps`).
+OBSERVED_SOURCES = [*PER_DOCUMENT, *SHARED]
 DESCRIPTIONS = {
     "inbox_files": "A document's file in the inbox; its data version is the file's sha256.",
     "parser_settings": "The parser a document gets (collections, settings, Docling models).",
@@ -224,7 +208,7 @@ def changed_observations(
     keys = [f.partition_key for f in files]
     latest = {
         asset: _latest_versions(instance, asset, keys if asset in PER_DOCUMENT else None)
-        for asset in OBSERVED.values()
+        for asset in OBSERVED_SOURCES
     }
     return [
         AssetObservation(asset, partition=partition, tags={DATA_VERSION_TAG: version})
@@ -263,8 +247,9 @@ def _fresh_documents(instance: DagsterInstance, asset_graph, keys: list[str]) ->
     several queries each. Anything else (missing, changed, re-observed, no code version) is left
     to Dagster's resolver.
     """
+    pipeline = pipeline_order(asset_graph.assets_defs)
     latest: dict[tuple[str, str], int] = {}
-    for asset in [*PER_DOCUMENT, *PIPELINE]:
+    for asset in [*PER_DOCUMENT, *pipeline]:
         event = (
             DagsterEventType.ASSET_OBSERVATION
             if asset in PER_DOCUMENT
@@ -276,7 +261,7 @@ def _fresh_documents(instance: DagsterInstance, asset_graph, keys: list[str]) ->
         latest.update({(asset, partition): id_ for partition, id_ in ids.items()})
     shared = {name: _latest_versions(instance, name, None).get(None) for name in SHARED}
     recorded = {}
-    for asset in PIPELINE:
+    for asset in pipeline:
         ids = [id_ for (name, _), id_ in latest.items() if name == asset]
         if ids:
             records = instance.fetch_materializations(
@@ -307,7 +292,7 @@ def _fresh_documents(instance: DagsterInstance, asset_graph, keys: list[str]) ->
             and all(consumed_latest(provenance, dep, document) for dep in node.parent_keys)
         )
 
-    return {document for document in keys if all(fresh(a, document) for a in PIPELINE)}
+    return {document for document in keys if all(fresh(a, document) for a in pipeline)}
 
 
 def plan_runs(
@@ -321,6 +306,7 @@ def plan_runs(
     `_fresh_documents` are not asked one by one.
     """
     partition_keys = list(partition_keys)
+    pipeline = pipeline_order(asset_graph.assets_defs)
     fresh = _fresh_documents(instance, asset_graph, partition_keys)
     view = AssetGraphView(
         temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None),
@@ -333,22 +319,22 @@ def plan_runs(
         if key in fresh and not _last_run_failed(instance, key):
             plans.append(PartitionPlan(key, (), ()))
             continue
-        status = {a: resolver.get_status(AssetKey(a), key) for a in PIPELINE}
-        missing = [a for a in PIPELINE if status[a] == StaleStatus.MISSING]
+        status = {a: resolver.get_status(AssetKey(a), key) for a in pipeline}
+        missing = [a for a in pipeline if status[a] == StaleStatus.MISSING]
         if missing or _last_run_failed(instance, key):
             reasons = [f"{a} missing" for a in missing] or ["last run failed"]
-            plans.append(PartitionPlan(key, tuple(PIPELINE), tuple(reasons)))
+            plans.append(PartitionPlan(key, tuple(pipeline), tuple(reasons)))
             continue
-        stale = [a for a in PIPELINE if status[a] == StaleStatus.STALE]
+        stale = [a for a in pipeline if status[a] == StaleStatus.STALE]
         if not stale:
             plans.append(PartitionPlan(key, (), ()))
             continue
-        first = PIPELINE.index(stale[0])
+        first = pipeline.index(stale[0])
         reasons = [
             f"{a}: {cause.reason}"
             + (f" ({cause.dependency.asset_key.to_user_string()})" if cause.dependency else "")
             for a in stale[:1]
             for cause in resolver.get_stale_causes(AssetKey(a), key)
         ]
-        plans.append(PartitionPlan(key, tuple(PIPELINE[first:]), tuple(reasons)))
+        plans.append(PartitionPlan(key, tuple(pipeline[first:]), tuple(reasons)))
     return plans

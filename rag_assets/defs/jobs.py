@@ -3,7 +3,7 @@ evaluation's own job."""
 
 from dagster import AssetSelection, define_asset_job, in_process_executor
 
-from rag_assets.defs.incremental import PIPELINE
+from rag_assets.defs.assets import PIPELINE
 from rag_assets.defs.partitions import documents_partitions
 
 INGEST_JOB = "ingest_documents"

@@ -20,7 +20,8 @@ from dagster import (
     sensor,
 )
 
-from rag_assets.defs.incremental import PIPELINE, changed_observations
+from rag_assets.defs.assets import PIPELINE
+from rag_assets.defs.incremental import changed_observations
 from rag_assets.defs.lifecycle import remove_documents
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import (

@@ -171,16 +171,11 @@ def _recorded_schema(description: dict[str, Any]) -> dict[str, str]:
     return recorded if isinstance(recorded, dict) else {}
 
 
-def create_collection(
-    client: Any,
-    name: str,
-    dim: int,
-    has_sparse: bool,
-    properties: dict[str, str],
-    text_analyzer: dict,
-    bm25_k1: float,
-    bm25_b: float,
-) -> None:
+def collection_schema(
+    client: Any, dim: int, has_sparse: bool, properties: dict[str, str], text_analyzer: dict
+) -> Any:
+    """The fields of a chunk row and the BM25 function that fills `sparse_bm25` from
+    `context_text`."""
     from pymilvus import DataType, Function, FunctionType
 
     # The C++ engine of Milvus Lite keeps no collection properties but keeps the description.
@@ -218,6 +213,11 @@ def create_collection(
             output_field_names=["sparse_bm25"],
         )
     )
+    return schema
+
+
+def collection_indexes(client: Any, has_sparse: bool, bm25_k1: float, bm25_b: float) -> Any:
+    """One index per retriever's field, and doc_id's."""
     indexes = client.prepare_index_params()
     # FLAT: exact, and immune to duplicate vectors; IP over unit vectors (module docstring).
     indexes.add_index("dense", index_type="FLAT", metric_type="IP")
@@ -231,6 +231,21 @@ def create_collection(
         indexes.add_index("sparse_learned", index_type="SPARSE_INVERTED_INDEX", metric_type="IP")
     # Every replace, delete and count filters on doc_id.
     indexes.add_index("doc_id", index_type="INVERTED")
+    return indexes
+
+
+def create_collection(
+    client: Any,
+    name: str,
+    dim: int,
+    has_sparse: bool,
+    properties: dict[str, str],
+    text_analyzer: dict,
+    bm25_k1: float,
+    bm25_b: float,
+) -> None:
+    schema = collection_schema(client, dim, has_sparse, properties, text_analyzer)
+    indexes = collection_indexes(client, has_sparse, bm25_k1, bm25_b)
     client.create_collection(
         name,
         schema=schema,

@@ -287,7 +287,8 @@ class MilvusIndex:
         expr: str = "",
     ) -> list[SearchHit]:
         """Nearest rows by cosine, optionally within one document and a filter expression."""
-        return self._search(collection, unit_vector(vector), "dense", "IP", top_k, expr, doc_id)
+        found = self._search(collection, "dense", unit_vector(vector), top_k, expr, doc_id)
+        return [SearchHit.from_stored(hit) for hit in found]
 
     def dense_search_many(
         self, collection: str, vectors: Sequence[Sequence[float]], top_k: int
@@ -313,7 +314,8 @@ class MilvusIndex:
         """BM25 over context_text; the query goes through the same analyzer as the rows."""
         if not text.strip():
             return []
-        return self._search(collection, text, "sparse_bm25", "BM25", top_k, expr)
+        found = self._search(collection, "bm25", text, top_k, expr)
+        return [SearchHit.from_stored(hit) for hit in found]
 
     def sparse_search(
         self, collection: str, weights: dict[int, float], top_k: int, expr: str = ""
@@ -321,7 +323,8 @@ class MilvusIndex:
         """Learned sparse (BGE-M3) by inner product; nothing when the collection has none."""
         if not self._ready(collection) or not weights:
             return []
-        return self._search(collection, weights, "sparse_learned", "IP", top_k, expr)
+        found = self._search(collection, "sparse", weights, top_k, expr)
+        return [SearchHit.from_stored(hit) for hit in found]
 
     def ranked_ids(
         self,
@@ -343,10 +346,9 @@ class MilvusIndex:
             return []
         if retriever == "dense":
             query = unit_vector(query)
-        field, metric = RETRIEVERS[retriever]
         # Naming the primary key: Milvus Lite returns every field when output_fields is empty.
-        found = self._search_raw(
-            collection, query, field, metric, top_k, expr, None, ["chunk_id", *fields]
+        found = self._search(
+            collection, retriever, query, top_k, expr, fields=["chunk_id", *fields]
         )
         return [
             RankedId(
@@ -368,29 +370,15 @@ class MilvusIndex:
     def _search(
         self,
         collection: str,
+        retriever: str,
         query: Any,
-        field: str,
-        metric: str,
         top_k: int,
         expr: str,
         doc_id: str | None = None,
-    ) -> list[SearchHit]:
-        found = self._search_raw(
-            collection, query, field, metric, top_k, expr, doc_id, SCALAR_FIELDS
-        )
-        return [SearchHit.from_stored(hit) for hit in found]
-
-    def _search_raw(
-        self,
-        collection: str,
-        query: Any,
-        field: str,
-        metric: str,
-        top_k: int,
-        expr: str,
-        doc_id: str | None,
-        fields: Sequence[str],
+        fields: Sequence[str] = SCALAR_FIELDS,
     ) -> list[Any]:
+        """One retriever's search ("dense", "bm25" or "sparse"), its hits as Milvus returns them."""
+        field, metric = RETRIEVERS[retriever]
         self._ready(collection)
         result = self._client.search(
             collection,

@@ -8,28 +8,22 @@ both kept as the native output:
 - ``pages``: its ``to_markdown(page_chunks=True)`` output, whose ``page_boxes[i]`` is
   ``layout.pages[p].boxes[i]`` with ``pos`` slicing that box's markdown out of ``text``.
 
-A long PDF is parsed in page ranges by worker processes (page_pool.py) and joined here
-before the one pass that needs every page: heading levels ranked by font size. With a time
-limit a page (RAG_ASSETS_PARSE_PAGE_TIMEOUT_S, the default), every PDF is parsed there, where
-a page that never finishes can be stopped: the document lands without it, saying so.
+A long PDF is parsed in page ranges (pymupdf_pages.py) by worker processes (page_pool.py) and
+joined here before the one pass that needs every page: heading levels ranked by font size.
+With a time limit a page (RAG_ASSETS_PARSE_PAGE_TIMEOUT_S, the default), every PDF is parsed
+there, where a page that never finishes can be stopped: the document lands without it, saying so.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import logging
-import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rag_assets.cores import available_cores
 from rag_assets.errors import DocumentError
 from rag_assets.parsers.base import ParsedDocument
-from rag_assets.parsers.layout_model import install_layout_model
 from rag_assets.parsers.page_pool import (
     MEMORY_ENV,
     PAGE_TIMEOUT_ENV,
@@ -43,18 +37,19 @@ from rag_assets.parsers.page_pool import (
     read_ahead,
     run_in_workers,
 )
+from rag_assets.parsers.pymupdf_pages import (
+    MIN_TEXT_LAYER_CHARS,
+    PageRange,
+    box_has_text,
+    mupdf_reason,
+    parse_page_range,
+)
 from rag_assets.sources.inbox import sha256_file
 
 logger = logging.getLogger(__name__)
 
 # The PDF spec puts %PDF- in the first 1024 bytes and %%EOF in the last 1024.
 _MARKER_WINDOW = 1024
-# MuPDF's messages open with its error code; some name only the file, which says nothing.
-_MUPDF_CODE = re.compile(r"^code=\d+:\s*")
-_MUPDF_GENERIC = ("Failed to open file", "Cannot open empty file")
-# A page with fewer legible characters than this is treated as an image page worth OCR
-# (a scan may still carry a stamped page number or header).
-_MIN_TEXT_LAYER_CHARS = 100
 
 
 class PyMuPDFParser:
@@ -62,7 +57,7 @@ class PyMuPDFParser:
 
     def __init__(self, *, ocr: bool = True, workers: int = 1) -> None:
         # OCR (seconds per page) reads pages that pymupdf4llm's bundled decision model flags
-        # and that have no usable text layer; see _ocr_engine.
+        # and that have no usable text layer; see pymupdf_pages._ocr_engine.
         self.ocr = ocr
         # Worker processes for the page ranges of a long PDF (page_pool.py); 1 = in process.
         self.workers = workers
@@ -204,116 +199,6 @@ class PyMuPDFParser:
         )
 
 
-@dataclass
-class PageRange:
-    """pymupdf4llm's parse of some pages of a PDF, before the whole-document passes."""
-
-    document: Any  # pymupdf4llm's ParsedDocument holding only these pages
-    ocr_pages: list[int]  # 1-based pages read by OCR
-    text_layer_chars: dict[int, int]  # each page OCR was asked for: its legible characters
-    ocr_engine: bool  # whether an OCR engine was there to ask
-    messages: list[str]  # what MuPDF, pymupdf4llm and RapidOCR printed
-    plain_text_pages: list[int]  # 1-based pages whose text the layout parse dropped, read plain
-
-
-def parse_page_range(path: str, pages: list[int], ocr: bool, threads: int = 1) -> PageRange:
-    """pymupdf4llm's layout parse of `pages` (0-based) of the PDF at `path`.
-
-    Runs in a parse worker or in the calling process. What depends on other pages (heading
-    levels ranked by font size here, running headers and numbering in the IR repairs)
-    runs after the ranges are joined.
-    """
-    import pymupdf
-    from pymupdf4llm.helpers import document_layout
-    from pymupdf4llm.ocr import OCRMode
-
-    ocr_pages: list[int] = []
-    chars: dict[int, int] = {}
-    # Printed output would corrupt `--json` on stdout (and a worker's goes to the terminal):
-    # it is handed back for the caller to log.
-    captured = io.StringIO()
-    pymupdf.set_messages(stream=captured)
-    try:
-        with contextlib.redirect_stdout(captured):
-            install_layout_model(threads)
-            engine = _ocr_engine(ocr_pages, chars) if ocr else None
-            with pymupdf.open(path, filetype="pdf") as doc:
-                with _no_link_lookup():
-                    parsed = document_layout.parse_document(
-                        doc,
-                        pages=pages,
-                        force_text=True,  # keep text found inside pictures (diagram labels, OCR)
-                        use_ocr=OCRMode.SELECT_KEEP_OLD if engine else OCRMode.NEVER,
-                        ocr_function=engine,
-                    )
-                plain = _plain_text_fallback(doc, parsed.pages)
-    except (RuntimeError, pymupdf.mupdf.FzErrorBase) as exc:
-        # MuPDF's own errors (bad page content, broken streams) surface as either type.
-        where = (
-            f"page {pages[0] + 1}" if len(pages) == 1 else f"pages {pages[0] + 1}-{pages[-1] + 1}"
-        )
-        raise DocumentError(
-            f"{path}: the PDF is corrupt, {where} could not be read{_mupdf_reason(exc)}"
-        ) from None
-    finally:
-        pymupdf.set_messages(pylogging=True, pylogging_name=__name__)
-    for page in parsed.pages:
-        # The page's raw text dump: read while parsing, never kept, large to send back.
-        page.fulltext = None
-    return PageRange(
-        document=parsed,
-        ocr_pages=ocr_pages,
-        text_layer_chars=chars,
-        ocr_engine=engine is not None,
-        messages=[line for line in captured.getvalue().splitlines() if line.strip()],
-        plain_text_pages=plain,
-    )
-
-
-@contextlib.contextmanager
-def _no_link_lookup() -> Iterator[None]:
-    """pymupdf4llm keeps each page's URI links and never reads them back, nor does the
-    adapter; the lookup walks the page's annotations, which on some broken files never ends."""
-    import pymupdf
-
-    get_links = pymupdf.Page.get_links
-    pymupdf.Page.get_links = lambda page, *args, **kwargs: []
-    try:
-        yield
-    finally:
-        pymupdf.Page.get_links = get_links
-
-
-def _plain_text_fallback(doc: Any, pages: list[Any]) -> list[int]:
-    """Pages whose text layer the layout parse dropped entirely (it keeps horizontal lines
-    only: vertical CJK columns, a page turned by its /Rotate) get their text blocks as plain
-    text boxes; the 1-based numbers of those pages."""
-    from pymupdf4llm.helpers.document_layout import FLAGS, LayoutBox
-
-    read = []
-    for page_layout in pages:
-        if any(_box_has_text(box.table, box.textlines) for box in page_layout.boxes):
-            continue
-        page = doc[page_layout.page_number - 1]  # rotation removed by the parse, like its boxes
-        if _text_layer_chars(page) == 0:
-            continue
-        for number, block in enumerate(page.get_text("dict", flags=FLAGS)["blocks"]):
-            lines = [
-                {
-                    "bbox": line["bbox"],
-                    "spans": [{**span, "line": i, "block": number} for span in line["spans"]],
-                }
-                for i, line in enumerate(block.get("lines", ()))
-                if any(span["text"].strip() for span in line["spans"])
-            ]
-            if lines:
-                box = LayoutBox(*block["bbox"], boxclass="text", textlines=lines)
-                box.max_fontsize = round(max(s["size"] for line in lines for s in line["spans"]))
-                page_layout.boxes.append(box)
-        read.append(page_layout.page_number)
-    return read
-
-
 def _whole_document_header_levels(pages: list[Any]) -> None:
     """pymupdf4llm's heading levels: the document's title/header font sizes, ranked."""
     from pymupdf4llm.helpers.document_layout import update_header_tags
@@ -340,7 +225,7 @@ def _ocr_record(results: list[PageRange], requested: bool) -> dict:
     else:
         why = (
             "OCR runs only on pages that pymupdf4llm's OCR model flags and whose text layer "
-            f"holds fewer than {_MIN_TEXT_LAYER_CHARS} legible characters"
+            f"holds fewer than {MIN_TEXT_LAYER_CHARS} legible characters"
         )
     return {
         "engine": engine,
@@ -406,47 +291,14 @@ def _open_pdf(path: Path) -> tuple[int, list[str]]:
     return page_count, []
 
 
-def _mupdf_reason(exc: Exception) -> str:
-    """MuPDF's own reason, without its error code, when it says more than the file's name."""
-    reason = _MUPDF_CODE.sub("", str(exc).strip().split("\n")[0])
-    return "" if not reason or reason.startswith(_MUPDF_GENERIC) else f" (MuPDF: {reason})"
-
-
 def _unreadable(path: Path, damage: list[str], exc: Exception) -> str:
     """Why MuPDF could not open the file, in words: its own reason where it gives one."""
     if damage and damage[0] == "no %PDF- header":
         return f"{path}: not a PDF ({'; '.join(damage)}), and MuPDF cannot open it"
-    detail = _mupdf_reason(exc)
+    detail = mupdf_reason(exc)
     if damage:
         return f"{path}: the PDF is truncated or corrupt ({'; '.join(damage)}) and cannot be opened{detail}"
     return f"{path}: the PDF is corrupt and cannot be opened{detail}"
-
-
-def _ocr_engine(ocr_pages: list[int], chars: dict[int, int]) -> Callable[..., Any] | None:
-    """pymupdf4llm's own OCR choice (bundled RapidOCR), run only on pages without a text layer.
-
-    pymupdf4llm also asks for OCR on text pages that carry screenshots or logos; that text
-    would only land inside figures, costs seconds per page, and turns logos into headings.
-    """
-    from pymupdf4llm.helpers.document_layout import select_ocr_function
-
-    engine = select_ocr_function()
-    if engine is None:
-        return None
-
-    def image_page_engine(page: Any, **kwargs: Any) -> Any:
-        chars[page.number + 1] = _text_layer_chars(page)
-        if chars[page.number + 1] >= _MIN_TEXT_LAYER_CHARS:
-            return None
-        ocr_pages.append(page.number + 1)
-        return engine(page, **kwargs)
-
-    return image_page_engine
-
-
-def _text_layer_chars(page: Any) -> int:
-    """Legible characters in the page's own text (U+FFFD marks glyphs without a mapping)."""
-    return sum(1 for ch in page.get_text("text") if not ch.isspace() and ch != "\ufffd")
 
 
 def _ocr_font_name() -> str:
@@ -469,10 +321,8 @@ def _page_notes(layout: dict, ocr_pages: list[int], skipped: list[int]) -> list[
 
 
 def _has_text(page: dict) -> bool:
-    return any(_box_has_text(box.get("table"), box.get("textlines")) for box in page["boxes"])
+    return any(box_has_text(box.get("table"), box.get("textlines")) for box in page["boxes"])
 
 
-def _box_has_text(table: dict | None, textlines: list[dict] | None) -> bool:
-    if table:
-        return True
-    return any(span["text"].strip() for line in textlines or () for span in line["spans"])
+def _has_text(page: dict) -> bool:
+    return any(box_has_text(box.get("table"), box.get("textlines")) for box in page["boxes"])

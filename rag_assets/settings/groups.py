@@ -4,7 +4,7 @@ reference entry (docs/configuration.md is rendered from these descriptions)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import NoDecode
@@ -21,33 +21,32 @@ RUNTIMES: tuple[Runtime, ...] = ("onnx", "onnx-int8", "flag")
 DEFAULT_RUNTIME: Runtime = "onnx"
 
 
+def in_data_folder(place: str, description: str, **field: Any) -> Any:
+    """An optional location whose default is `place` in the data folder (a `Settings` property
+    resolves it there)."""
+    return Field(
+        None, description=description, json_schema_extra=shown(f"`<data>/{place}`"), **field
+    )
+
+
 class StorageSettings(EnvSettings):
     """Where data, assets, collections files, evaluation sets and the index live."""
 
     data_dir: Path = Field(
         Path("data"), description="the data folder", json_schema_extra=shown("`./data`")
     )
-    storage_root: str | None = Field(
-        None,
-        description="where asset partitions are stored (any UPath, e.g. `s3://bucket/rag`)",
-        json_schema_extra=shown("`<data>/assets`"),
+    storage_root: str | None = in_data_folder(
+        "assets", "where asset partitions are stored (any UPath, e.g. `s3://bucket/rag`)"
     )
-    collections_file: Path | None = Field(
-        None,
+    collections_file: Path | None = in_data_folder(
+        "rag_collections.yaml",
+        "per-document parser, template and options (see Collections)",
         validation_alias="RAG_ASSETS_COLLECTIONS",
-        description="per-document parser, template and options (see Collections)",
-        json_schema_extra=shown("`<data>/rag_collections.yaml`"),
     )
-    eval_dir: Path | None = Field(
-        None,
-        description="evaluation sets for `retrieval_evaluation` (see Retrieval evaluation)",
-        json_schema_extra=shown("`<data>/eval`"),
+    eval_dir: Path | None = in_data_folder(
+        "eval", "evaluation sets for `retrieval_evaluation` (see Retrieval evaluation)"
     )
-    milvus_uri: str | None = Field(
-        None,
-        description="Milvus Lite file, or `http://host:19530`",
-        json_schema_extra=shown("`<data>/milvus.db`"),
-    )
+    milvus_uri: str | None = in_data_folder("milvus.db", "Milvus Lite file, or `http://host:19530`")
     milvus_token: str | None = Field(None, description="Milvus credentials")
 
 

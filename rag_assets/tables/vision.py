@@ -3,7 +3,8 @@
 Per document: render every table region (pdfium is not thread-safe, so in turn), look
 each image up in the cache, ask the model about the images not there (in parallel, up
 to the client's concurrency), then judge every answer against the parser's own text for
-that table. A table whose answer fails keeps its structure markdown, with the reason.
+that table (vision_answer.py). A table whose answer fails keeps its structure markdown, with
+the reason.
 """
 
 from __future__ import annotations
@@ -25,9 +26,8 @@ from rag_assets.tables.cache import CachedAnswer, VisionCache, cache_key
 from rag_assets.tables.models import TableMarkdown
 from rag_assets.tables.render import render_region
 from rag_assets.tables.structure import VISION_OFF
-from rag_assets.text.markdown import RULE_CELL, row_cells
-from rag_assets.text.normalize import normalize_markdown
-from rag_assets.text.scripts import HAN_KANA_HANGUL
+from rag_assets.tables.vision_answer import continues_on_another_page, validate_vision_table
+from rag_assets.text.markdown import row_cells
 
 PROMPT_VERSION = "tables-v1"  # bump on any change to TABLE_PROMPT: it is part of the cache key
 TABLE_PROMPT = """Transcribe the table in this image into one GitHub-flavoured markdown table.
@@ -42,106 +42,7 @@ Rules:
 - After the table, write one last line: "Continues: yes" if the table is cut off at the edge of the image or marked as continued on another page, otherwise "Continues: no".
 - If the image holds no table, answer exactly: NO TABLE"""
 
-# Share of the parser's tokens for a table (words; CJK: characters) that the model's table
-# must hold. Measured on the shared fixture PDFs (PyMuPDF's tables against two independent
-# readers of the same table: Docling's reference tables and RapidOCR on the rendered
-# region): same table 0.97-1.00; another table of the same document 0.00-0.53, one
-# near-duplicate CJK table 0.74; only the first half of the rows 0.09-0.53.
-MIN_RECALL = 0.8
-
-_CJK_CHAR = re.compile(f"([{HAN_KANA_HANGUL}])")
-_WORD = re.compile(r"[^\W_]+(?:[.,:][^\W_]+)*")  # "2.5000", "15:8", "1,234" stay one token
-_CONTINUES = re.compile(r"^\s*\**continues\**\s*:\s*\**\s*(yes|no)\b", re.IGNORECASE | re.MULTILINE)
 _TABLE_WORD = re.compile(r"\btable\b|表\s*\d", re.IGNORECASE)
-
-
-def tokens(text: str) -> Counter[str]:
-    """Words, and each CJK character on its own (CJK text has no spaces to split on)."""
-    return Counter(_WORD.findall(_CJK_CHAR.sub(r" \1 ", normalize_markdown(text))))
-
-
-def token_recall(expected: str, found: str) -> float:
-    """Share of `expected`'s tokens (with multiplicity) that are in `found`; 1.0 when none expected."""
-    wanted = tokens(expected)
-    total = sum(wanted.values())
-    return sum((wanted & tokens(found)).values()) / total if total else 1.0
-
-
-def _cells(line: str) -> list[str]:
-    return [cell.strip() for cell in row_cells(line)]
-
-
-def _pipe_blocks(answer: str) -> list[list[str]]:
-    """Runs of consecutive lines holding a pipe; fence lines are dropped first."""
-    blocks: list[list[str]] = []
-    current: list[str] = []
-    for line in answer.splitlines():
-        if line.strip().startswith(("```", "~~~")):
-            continue
-        if "|" in line:
-            current.append(line)
-        elif current:
-            blocks.append(current)
-            current = []
-    return [*blocks, current] if current else blocks
-
-
-def parse_markdown_table(answer: str) -> tuple[list[list[str]] | None, str | None]:
-    """(rows of cells, header first) of the one table in `answer`, or (None, reason)."""
-    if not answer.strip():
-        return None, "empty answer: the model returned no text"
-    if answer.strip().upper().startswith("NO TABLE"):
-        return None, "no table: the model saw no table in the image"
-    blocks = _pipe_blocks(answer)
-    tables = [b for b in blocks if len(b) > 1 and all(RULE_CELL.match(c) for c in _cells(b[1]))]
-    if not tables:
-        if blocks:
-            return None, "malformed table: no separator row under a header"
-        return None, "no table: the answer holds no markdown table"
-    if len(tables) > 1:
-        return None, f"malformed table: {len(tables)} tables in the answer, one expected"
-    header, separator, *body = (_cells(line) for line in tables[0])
-    if len(separator) != len(header):
-        return None, f"malformed table: separator has {len(separator)} cells, header {len(header)}"
-    if not body:
-        return None, "malformed table: a header without rows"
-    for number, row in enumerate(body, start=1):
-        if len(row) != len(header):
-            return None, f"malformed table: row {number} has {len(row)} cells, header {len(header)}"
-    if not any(cell for row in (header, *body) for cell in row):
-        return None, "malformed table: every cell is empty"
-    return [header, *body], None
-
-
-def validate_vision_table(answer: str, parser_text: str) -> tuple[str | None, str | None]:
-    """(markdown, None) when `answer` holds one well-formed table covering the parser's text, else (None, reason).
-
-    The markdown comes back normalized: outer pipes on every row, a plain separator.
-    With no parser text to compare (a picture of a table), the form alone decides.
-    """
-    rows, reason = parse_markdown_table(answer)
-    if rows is None:
-        return None, reason
-    markdown = "\n".join(
-        [
-            "| " + " | ".join(rows[0]) + " |",
-            "|" + "|".join(["---"] * len(rows[0])) + "|",
-            *("| " + " | ".join(row) + " |" for row in rows[1:]),
-        ]
-    )
-    recall = token_recall(parser_text, markdown)
-    if recall < MIN_RECALL:
-        return None, (
-            f"low overlap: {recall:.0%} of the parser's words for this table are in the answer"
-            f" (at least {MIN_RECALL:.0%} needed)"
-        )
-    return markdown, None
-
-
-def continues_on_another_page(answer: str) -> bool | None:
-    """What the model said on its "Continues: yes|no" line; None when it said nothing."""
-    match = _CONTINUES.search(answer)
-    return match.group(1).lower() == "yes" if match else None
 
 
 class VisionOutcome(BaseModel):
@@ -406,7 +307,7 @@ def _judge(
         page_end=target.element.page_end,
         caption=structure.caption if structure else _figure_caption(doc, target.index),
         num_rows=1 + len(body),
-        num_cols=len(_cells(header)),
+        num_cols=len(row_cells(header)),
         markdown=markdown,
         method="vision",
         cache_key=cache_key(str(target.image_sha256), model, PROMPT_VERSION),

@@ -203,7 +203,7 @@ def test_automation_requests_nothing_a_running_cli_ingest_run_does(tmp_path, mon
     """`rag-assets ingest` while the UI's daemon is up: its run is one the condition knows."""
     from dagster import evaluate_automation_conditions
 
-    from rag_assets.defs.incremental import PIPELINE
+    from rag_assets.defs.assets import PIPELINE
     from rag_assets.defs.partitions import documents_partitions
     from rag_assets.instance import open_instance
     from rag_assets.runner.ingest import _execute

@@ -21,7 +21,7 @@ from dagster._core.workspace.context import WorkspaceProcessContext
 from dagster._core.workspace.load_target import InProcessWorkspaceLoadTarget
 from dagster._daemon.backfill import execute_backfill_iteration
 
-from rag_assets.defs.incremental import PIPELINE
+from rag_assets.defs.assets import PIPELINE
 from rag_assets.embedding.models import load_embedder
 from rag_assets.settings import Settings
 from rag_assets.sources.keys import partition_key_for

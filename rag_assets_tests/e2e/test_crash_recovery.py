@@ -21,7 +21,7 @@ import pytest
 from dagster import DagsterEventType, DagsterRun, DagsterRunStatus
 from dagster._core.utils import make_new_run_id
 
-from rag_assets.defs.incremental import PIPELINE
+from rag_assets.defs.assets import PIPELINE
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.recovery import HOST_TAG, PID_TAG, wait_for_pools
 from rag_assets.index.store import MilvusIndex

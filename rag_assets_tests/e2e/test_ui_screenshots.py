@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_assets.defs.incremental import PIPELINE
+from rag_assets.defs.assets import PIPELINE
 from rag_assets.runner.ingest import DocumentOutcome, ingest
 from rag_assets.settings import Settings
 from rag_assets_tests.conftest import REPO_ROOT

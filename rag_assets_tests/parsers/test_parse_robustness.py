@@ -29,7 +29,8 @@ from rag_assets.parsers.files import MAX_NESTING_DEPTH, check_nesting_depth, rea
 from rag_assets.parsers.isolation import DOCUMENT_TIMEOUT_ENV
 from rag_assets.parsers.page_pool import PAGE_TIMEOUT_ENV, TimedOut, run_in_workers
 from rag_assets.parsers.plaintext import PlainTextParser
-from rag_assets.parsers.pymupdf import PyMuPDFParser, parse_page_range
+from rag_assets.parsers.pymupdf import PyMuPDFParser
+from rag_assets.parsers.pymupdf_pages import parse_page_range
 from rag_assets.parsers.routing import ParserRouter
 from rag_assets.sources.formats import detect_format
 from rag_assets_tests.conftest import SHARED_CORPUS

@@ -11,7 +11,7 @@ from dagster._core.workspace.load_target import WorkspaceFileTarget
 from dagster_graphql.test.utils import execute_dagster_graphql
 
 from rag_assets.cli import main
-from rag_assets.defs.incremental import PIPELINE
+from rag_assets.defs.assets import PIPELINE
 from rag_assets.defs.jobs import INGEST_JOB
 from rag_assets.instance import open_instance
 from rag_assets.runner.ingest import WORKSPACE_YAML

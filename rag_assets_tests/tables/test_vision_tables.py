@@ -18,12 +18,11 @@ from rag_assets.parsing import parse_file
 from rag_assets.tables.cache import VisionCache
 from rag_assets.tables.render import render_region
 from rag_assets.tables.structure import VISION_OFF, structure_markdown
-from rag_assets.tables.vision import (
-    PROMPT_VERSION,
+from rag_assets.tables.vision import PROMPT_VERSION, vision_markdown
+from rag_assets.tables.vision_answer import (
     continues_on_another_page,
     token_recall,
     validate_vision_table,
-    vision_markdown,
 )
 from rag_assets_tests.support.openai_stub import Behaviour, OpenAIStub, StubRequest, serve_stub
 

@@ -1,0 +1,165 @@
+"""The commands that run the pipeline on a data folder: ingest, remove, evaluate, and the
+Dagster UI on it."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from pathlib import Path
+
+from rag_assets.cli.settings import command_settings
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    import logging
+
+    from rag_assets.interrupts import Interrupted, StopSignals
+    from rag_assets.runner.receipt import replay
+
+    # Waits (for the data folder, a pool slot, the Milvus Lite file) are said at INFO on stderr.
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+    project_logger = logging.getLogger("rag_assets")
+    project_logger.addHandler(handler)
+    project_logger.setLevel(logging.INFO)
+    log_level = "DEBUG" if args.verbose else "WARNING"
+    settings, paths = command_settings(args), [Path(p) for p in args.paths]
+
+    def show(outcome) -> None:
+        print(outcome.summary(), flush=True)  # as each document ends: a long ingest shows progress
+
+    signum = None
+    try:
+        with StopSignals():
+            # Unchanged since the last ingest: its receipt, without importing Dagster.
+            outcomes = replay(settings, paths)
+            if outcomes is None:
+                from rag_assets.runner.ingest import IngestInterrupted, ingest
+
+                try:
+                    outcomes = ingest(settings, paths, log_level=log_level, report=show)
+                except IngestInterrupted as stopped:
+                    outcomes, signum = stopped.outcomes, stopped.signum
+            else:
+                for outcome in outcomes:
+                    show(outcome)
+    except Interrupted as stopped:  # before any document started (a wait, the receipt, imports)
+        outcomes, signum = [], stopped.signum
+    finally:
+        # main() may run again in the same process (tests, scripts): one handler per call.
+        project_logger.removeHandler(handler)
+    documents = [o for o in outcomes if not o.skipped]
+    failed = [o for o in documents if not o.success]
+    skipped = len(outcomes) - len(documents)
+    summary = f"{len(documents) - len(failed)} of {len(documents)} documents indexed" + (
+        f", {skipped} files skipped" if skipped else ""
+    )
+    if signum is not None:
+        interrupted = sum(1 for o in documents if o.stopped == "interrupted")
+        not_started = sum(1 for o in documents if o.stopped == "not started")
+        print(
+            f"{summary}; stopped by {signal.Signals(signum).name}: {interrupted} interrupted, "
+            f"{not_started} not started (run the same ingest again to finish)"
+        )
+        return 128 + signum  # the shell's convention for a process ended by a signal
+    print(summary)
+    return 1 if failed else 0
+
+
+def cmd_remove(args: argparse.Namespace) -> int:
+    from rag_assets.defs.lifecycle import remove_documents
+    from rag_assets.defs.partitions import documents_partitions
+    from rag_assets.defs.resources import MilvusResource
+    from rag_assets.instance import hold_data_folder, open_instance
+    from rag_assets.removal import DataFolder
+    from rag_assets.sources.keys import is_valid_partition_key
+    from rag_assets.storage import resolve_doc_id
+
+    settings = command_settings(args)
+    folder = DataFolder.of(settings)
+    # Held as an ingest holds it: no document is removed while an ingest writes it.
+    with hold_data_folder(settings.data_dir):
+        instance = open_instance(settings)
+        known = set(instance.get_dynamic_partitions(documents_partitions.name))
+        keys = []
+        for document in args.documents:
+            if is_valid_partition_key(document) and document in known | folder.keys_with_copies():
+                keys.append(document)
+                continue
+            try:
+                keys.append(resolve_doc_id(settings, document))
+            except LookupError as error:
+                print(f"rag-assets remove: {error}", file=sys.stderr)
+                return 1
+        milvus = MilvusResource(
+            uri=settings.resolved_milvus_uri,
+            token=settings.milvus_token,
+            text_analyzer=settings.text_analyzer,
+            bm25_k1=settings.bm25_k1,
+            bm25_b=settings.bm25_b,
+        )
+        removed = remove_documents(instance, folder, milvus, keys)
+        for key in set(keys) & known:
+            instance.delete_dynamic_partition(documents_partitions.name, key)
+    for done in removed:
+        print(done.summary())
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from rag_assets.runner.evaluation import comparison_of, evaluate
+
+    settings = command_settings(args)
+    if args.eval_dir:
+        settings = settings.model_copy(update={"eval_dir": Path(args.eval_dir).resolve()})
+    result = evaluate(settings, templates=args.templates)
+    comparison = comparison_of(result)
+    if comparison is None:
+        failure = next((e for e in result.all_events if e.is_step_failure), None)
+        error = failure.event_specific_data.error if failure else None
+        print(
+            f"rag-assets evaluate: {error.message.strip() if error else 'failed'}", file=sys.stderr
+        )
+        return 1
+    print(comparison.markdown_table())
+    print(
+        f"{comparison.questions} questions over {comparison.documents} documents"
+        + (
+            f", {len(comparison.skipped)} skipped (document not ingested)"
+            if comparison.skipped
+            else ""
+        )
+    )
+    checks = result.get_asset_check_evaluations()
+    for check in checks:
+        print(
+            f"check {check.check_name}: {'passed' if check.passed else 'FAILED'} {check.description or ''}"
+        )
+    return 0 if all(c.passed for c in checks) else 1
+
+
+def cmd_ui(args: argparse.Namespace) -> int:
+    from rag_assets.instance import ensure_dagster_home
+
+    settings = command_settings(args)
+    env = {
+        **os.environ,
+        "DAGSTER_HOME": str(ensure_dagster_home(settings)),
+        "RAG_ASSETS_DATA_DIR": str(settings.data_dir),
+    }
+    workspace = Path(__file__).resolve().parents[2] / "workspace.yaml"
+    target = ["-w", str(workspace)] if workspace.is_file() else ["-m", "rag_assets.definitions"]
+    command = [
+        sys.executable,
+        "-m",
+        "dagster",
+        "dev",
+        "-h",
+        "127.0.0.1",
+        "-p",
+        str(args.port),
+        *target,
+    ]
+    os.execvpe(command[0], command, env)

@@ -1,0 +1,123 @@
+"""The commands that read the index: a query's hits, a retrieval tool's results, an answer."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rag_assets.cli.settings import command_settings
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    from rag_assets.errors import ConfigurationError
+    from rag_assets.retrieval.search import SearchFilters, citation, citation_dict, search
+
+    filters = SearchFilters(
+        doc_ids=args.doc,
+        source_glob=args.source,
+        templates=args.filter_template,
+        chunk_types=args.chunk_type,
+        header_path_prefix=args.section,
+        page_from=args.pages[0] if args.pages else None,
+        page_to=args.pages[1] if args.pages else None,
+    )
+    try:
+        result = search(command_settings(args), args.text, top_k=args.top_k, filters=filters)
+    except ConfigurationError as error:
+        print(f"rag-assets query: {error}", file=sys.stderr)
+        return 1
+    if args.json:
+        answer = result.model_dump(exclude={"hits"})
+        answer["hits"] = [citation_dict(h) for h in result.hits]
+        print(json.dumps(answer, ensure_ascii=False, indent=2))
+        return 0
+    if not result.hits:
+        print("no results (is anything ingested? try `rag-assets ingest PATH`)")
+        return 0
+    weights = ", ".join(f"{name} {weight:g}" for name, weight in result.weights.items())
+    print(f"# language {result.language}; fusion {weights}; {result.rerank_note}")
+    for rank, hit in enumerate(result.hits, 1):
+        found = ", ".join(f"{name} #{r}" for name, r in sorted(hit.found_by.items()))
+        rerank = f" rerank={hit.rerank_score:.3f}" if hit.rerank_score is not None else ""
+        print(f"[{rank}] {citation(hit)}  score={hit.score:.3f}{rerank}  found by {found}")
+        body = " ".join(hit.text.split())
+        print(f"    {body[:300]}{' …' if len(body) > 300 else ''}")
+    return 0
+
+
+def cmd_tool(args: argparse.Namespace) -> int:
+    """Run a typed retrieval tool on the index; print its results as JSON or as the tool shows
+    them."""
+    from rag_assets.errors import ConfigurationError
+    from rag_assets.retrieval.tools.registry import TOOLS
+    from rag_assets.retrieval.tools.toolbox import open_toolbox
+
+    tool = TOOLS[args.tool]
+    values = {
+        name: getattr(args, name)
+        for name in tool.accepted.model_fields
+        if getattr(args, name) is not None
+    }
+    try:
+        with open_toolbox(command_settings(args)) as box:
+            if box is None:
+                print("nothing indexed yet; try `rag-assets ingest PATH`", file=sys.stderr)
+                return 1
+            # Validated once the index is open: with nothing indexed, that is what is said.
+            options = tool.accepted.model_validate(values)
+            results = tool.run(box, options)
+    except (ConfigurationError, LookupError) as error:
+        print(f"rag-assets {args.command}: {error}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps([r.model_dump() for r in results], ensure_ascii=False, indent=2))
+    elif not results:
+        print(tool.nothing(options))
+    for result in [] if args.json else results:
+        print(tool.show(result))
+    return 0
+
+
+def cmd_answer(args: argparse.Namespace) -> int:
+    from rag_assets.errors import ConfigurationError
+    from rag_assets.retrieval.answer import answer, model_client
+    from rag_assets.retrieval.followup import read_session
+    from rag_assets.retrieval.tools.toolbox import open_toolbox
+
+    session = Path(args.session) if args.session else None
+    try:
+        history = read_session(session) if session and session.is_file() else []
+    except ValueError as error:
+        print(f"rag-assets answer: session file {session}: {error}", file=sys.stderr)
+        return 2
+    settings = command_settings(args)
+    threshold = {"threshold": args.threshold} if args.threshold is not None else {}
+    try:
+        with open_toolbox(settings) as box:
+            if box is None:
+                print("nothing indexed yet; try `rag-assets ingest PATH`", file=sys.stderr)
+                return 1
+            result = answer(args.text, box, model_client(settings), history, **threshold)
+    except ConfigurationError as error:
+        print(f"rag-assets answer: {error}", file=sys.stderr)
+        return 1
+    if session:
+        turns = [t.model_dump() for t in [*history, result.turn()]]
+        session.write_text(json.dumps(turns, ensure_ascii=False, indent=2), encoding="utf-8")
+    if args.json:
+        print(result.model_dump_json(indent=2))
+        return 0
+    if result.standalone_question != result.question:
+        print(f"# asked as: {result.standalone_question}")
+    print(result.answer)
+    if result.status == "answered":
+        print()
+        for c in result.citations:
+            print(f"[{c.marker}] {c.citation}")
+    tools = ", ".join(f"{t.name} ({t.chosen_by}, {t.results})" for t in result.tools_used)
+    print(f"\n# {result.status}; tools: {tools}; evidence {result.evidence.score:.2f}")
+    for note in result.notes:
+        print(f"# note: {note}")
+    return 0
