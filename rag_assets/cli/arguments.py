@@ -87,6 +87,12 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("--chunk-type", action="append", help="only this chunk type (repeatable)")
     query.add_argument("--section", help="only chunks whose header_path starts with this")
     query.add_argument("--pages", type=_pages, help="only chunks overlapping pages A-B (or A)")
+    query.add_argument(
+        "--no-infer",
+        action="store_true",
+        help="search flat: do not also search the documents the question names "
+        "(by issuer, period or kind)",
+    )
     query.add_argument("text")
     query.set_defaults(func=cmd_query)
 

@@ -24,7 +24,13 @@ def cmd_query(args: argparse.Namespace) -> int:
         page_to=args.pages[1] if args.pages else None,
     )
     try:
-        result = search(command_settings(args), args.text, top_k=args.top_k, filters=filters)
+        result = search(
+            command_settings(args),
+            args.text,
+            top_k=args.top_k,
+            filters=filters,
+            infer_documents=not args.no_infer,
+        )
     except ConfigurationError as error:
         print(f"rag-assets query: {error}", file=sys.stderr)
         return 1
@@ -38,6 +44,12 @@ def cmd_query(args: argparse.Namespace) -> int:
         return 0
     weights = ", ".join(f"{name} {weight:g}" for name, weight in result.weights.items())
     print(f"# language {result.language}; fusion {weights}; {result.rerank_note}")
+    if result.documents is not None:
+        named = result.documents
+        print(
+            f"# documents named by {', '.join(repr(w) for w in named.words)} ({named.reason}): "
+            f"{', '.join(named.doc_ids)}; searched alone too (--no-infer: flat search only)"
+        )
     for rank, hit in enumerate(result.hits, 1):
         found = ", ".join(f"{name} #{r}" for name, r in sorted(hit.found_by.items()))
         rerank = f" rerank={hit.rerank_score:.3f}" if hit.rerank_score is not None else ""

@@ -194,9 +194,24 @@ class PyMuPDFParser:
                 "ocr": ocr,
                 "layout": layout,
                 "pages": pages,
+                "document_info": _document_info(path, notes),
             },
             notes=notes,
         )
+
+
+def _document_info(path: Path, notes: list[str]) -> dict[str, str]:
+    """The PDF's own title, author, subject and keywords (its Info dictionary), those set."""
+    import pymupdf
+
+    try:
+        with pymupdf.open(path) as pdf:
+            info = pdf.metadata or {}
+    except Exception as error:  # the pages were read; only the Info dictionary is lost
+        notes.append(f"file metadata unreadable ({type(error).__name__}: {error})")
+        return {}
+    fields = ("title", "author", "subject", "keywords")
+    return {name: value for name in fields if (value := str(info.get(name) or "").strip())}
 
 
 def _whole_document_header_levels(pages: list[Any]) -> None:

@@ -352,13 +352,17 @@ def open_retriever(
 
 
 def search(
-    settings: Settings, query: str, top_k: int = 5, filters: SearchFilters | None = None
+    settings: Settings,
+    query: str,
+    top_k: int = 5,
+    filters: SearchFilters | None = None,
+    infer_documents: bool = True,
 ) -> SearchResult:
     """One search on the configured index; no hits when nothing has been indexed yet."""
     checked(SearchRequest, query=query, top_k=top_k)  # refused alike, whatever is indexed
     with open_retriever(settings) as retriever:
         if retriever is not None:
-            return retriever.search(query, top_k, filters)
+            return retriever.search(query, top_k, filters, infer_documents)
     return SearchResult(
         query=query,
         language=detect_language(query),

@@ -3,13 +3,17 @@ metadata and, last, its file name; each field says where it came from."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from rag_assets.chunking import chunk_document
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
 from rag_assets.normalize import adapt
 from rag_assets.normalize.adapt import with_profile
-from rag_assets.profile.model import DocumentProfile
+from rag_assets.parsers.routing import ParserRouter
+from rag_assets.parsing import parse_file
+from rag_assets.profile.model import DocumentProfile, ProfileField
 from rag_assets.profile.rules import profile_document
 from rag_assets.templates.select import choose_template
 from rag_assets.templates.tokens import ApproxTokenCounter
@@ -222,3 +226,23 @@ def test_every_chunk_says_whose_document_it_is() -> None:
         }.items()
     )
     assert rows[-1].metadata["doc_aliases"] == ["HFL"]
+
+
+def test_a_pdfs_info_dictionary_reaches_the_profile(tmp_path: Path) -> None:
+    import pymupdf
+
+    path = tmp_path / "a.pdf"
+    with pymupdf.open() as pdf:
+        pdf.new_page().insert_text((72, 100), "The water rose and fell twice a day.", fontsize=11)
+        pdf.set_metadata({"title": "Harbour Tide Tables", "author": "Port Authority of Lyme"})
+        pdf.save(path)
+    parsed = parse_file(path, ParserRouter())
+    assert parsed.parsed.native["document_info"] == {
+        "title": "Harbour Tide Tables",
+        "author": "Port Authority of Lyme",
+    }
+    profile = DocumentProfile.model_validate(parsed.document.metadata["profile"])
+    assert profile.organization == ProfileField(
+        value="Port Authority of Lyme", source="file metadata"
+    )
+    assert profile.title is not None and profile.title.value == "Harbour Tide Tables"

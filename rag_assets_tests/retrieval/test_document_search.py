@@ -9,12 +9,14 @@ from collections.abc import Iterator
 import pytest
 
 from rag_assets.chunking import chunk_document
+from rag_assets.cli import main
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
 from rag_assets.embedding.models import EmbeddingSpec, load_embedder
 from rag_assets.index.rows import IndexRow
 from rag_assets.index.store import MilvusIndex
 from rag_assets.normalize.adapt import with_profile
 from rag_assets.retrieval.search import Retriever, SearchFilters
+from rag_assets.settings import Settings
 from rag_assets.settings.fusion import FusionSettings
 from rag_assets.templates.tokens import ApproxTokenCounter
 
@@ -65,10 +67,14 @@ FILINGS = [
 
 
 @pytest.fixture(scope="module")
-def retriever(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Retriever]:
+def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return Settings(data_dir=tmp_path_factory.mktemp("data"))
+
+
+@pytest.fixture(scope="module")
+def retriever(settings: Settings) -> Iterator[Retriever]:
     embedder = load_embedder(EmbeddingSpec())
-    uri = str(tmp_path_factory.mktemp("index") / "milvus.db")
-    with MilvusIndex(uri) as index:
+    with MilvusIndex(settings.resolved_milvus_uri) as index:
         collection = index.ensure_collection(embedder.name, embedder.dimension, False)
         for doc in FILINGS:
             rows = chunk_document(doc, "auto", {}, ApproxTokenCounter()).rows
@@ -122,3 +128,21 @@ def test_profile_fields_are_filterable_in_the_index(retriever: Retriever) -> Non
     )
     assert rows and {r["doc_id"] for r in rows} == {"summit"}
     assert [c.doc_id for c in retriever.document_cards()] == ["harbour", "summit"]
+
+
+def test_the_cli_says_which_words_named_which_documents(
+    retriever: Retriever,
+    settings: Settings,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("RAG_ASSETS_MILVUS_URI", raising=False)
+    query = ["query", "--data-dir", str(settings.data_dir), "--top-k", "2"]
+    assert main([*query, QUESTION]) == 0
+    out = capsys.readouterr().out
+    assert "# documents named by 'HFL', '2017' (issuer 'HFL'; period 2017): harbour;" in out
+    assert "[1] harbour.pdf" in out and "dense@documents #1" in out
+    assert main([*query, "--no-infer", QUESTION]) == 0
+    flat = capsys.readouterr().out
+    assert "# documents named" not in flat and "@documents" not in flat
+    assert "[1] summit.pdf" in flat

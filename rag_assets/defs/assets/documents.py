@@ -19,8 +19,9 @@ from rag_assets.sources.keys import InvalidPartitionKey, check_partition_key
 from rag_assets.sources.raw import RawDocument, capture_raw_document
 
 SOURCES_VERSION = "1"
-# Parsers: a web page's chrome (menus, banners, hidden parts) is dropped; admonitions are quoted.
-PARSE_VERSION = "4"
+# Parsers: a web page's chrome (menus, banners, hidden parts) is dropped; admonitions are quoted;
+# a PDF's Info dictionary (title, author, subject, keywords) is kept.
+PARSE_VERSION = "5"
 # IR: a table merged across pages, or a list, says where each page starts; soft hyphens joined;
 # a chapter number and its title stay two headings, running lines of text without layout stay;
 # headings whose level the source states are never rewritten; a failed repair is skipped.
