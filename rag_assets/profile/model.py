@@ -58,8 +58,10 @@ class DocumentProfile(BaseModel):
         parts = [title, organization, kind, self.period.value if self.period else ""]
         return IDENTITY_SEPARATOR.join(part for part in parts if part)
 
-    def says_more_than_title(self) -> bool:
-        return any((self.organization, self.kind, self.form, self.period))
+    def names_its_issuer(self) -> bool:
+        """Whether the profile says whose document it is (an issuer, or a regulatory form that
+        names one): what tells look-alike documents apart."""
+        return self.organization is not None or self.form is not None
 
     def index_metadata(self) -> dict[str, str | int | list[str]]:
         """Flat fields every chunk of the document carries, filterable in the index."""

@@ -14,6 +14,7 @@ from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
 from rag_assets.optional import StepFailures
 from rag_assets.profile.model import DocumentProfile
 from rag_assets.templates.references import article_openings, cited_articles, cited_context
+from rag_assets.templates.statements import statement_names
 from rag_assets.templates.tokens import TokenCounter
 
 T = TypeVar("T")
@@ -62,13 +63,13 @@ class ElementSpan(NamedTuple):
 
 def context_root(doc: StandardizedDocument) -> str | None:
     """What every chunk's breadcrumb starts with: the document's identity from its profile
-    (`Netflix, Inc. · annual report (Form 10-K) · fiscal year 2017`) when that says more than
-    the title, so that among look-alike documents a chunk deep in one still says whose it is;
-    else the title."""
+    (`Netflix, Inc. · annual report (Form 10-K) · fiscal year 2017`) when the profile names
+    its issuer, so that among look-alike documents a chunk deep in one still says whose it is
+    and which period it covers; else the title."""
     profile = doc.metadata.get("profile")
     if profile:
         identity = DocumentProfile.model_validate(profile)
-        if identity.says_more_than_title():
+        if identity.names_its_issuer():
             return identity.identity()
     return doc.title
 
@@ -212,13 +213,18 @@ def contextualize(title: str | None, headings: Sequence[str], text: str) -> str:
 
 
 def breadcrumb(title: str | None, headings: Sequence[str], text: str) -> str:
+    """`Title › A › B`; under a financial statement's title, its usual names last
+    (`› balance sheet, statement of financial position`), even when the text opens with it."""
     crumbs: list[str] = []
     for part in [title or "", *headings]:
         part = " ".join(part.split())
         if part and (not crumbs or crumbs[-1] != part):
             crumbs.append(part)
+    names = statement_names(headings)
     if crumbs and opens_with(text, crumbs[-1]):
         crumbs.pop()
+    if names:
+        crumbs.append(names)
     return BREADCRUMB_SEPARATOR.join(crumbs)
 
 

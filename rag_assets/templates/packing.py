@@ -27,10 +27,13 @@ from itertools import groupby
 from rag_assets.contracts.ir import DocumentElement
 from rag_assets.templates.base import ElementSpan, contextualize, has_words
 from rag_assets.templates.tokens import TokenCounter, balanced_runs, token_windows
-from rag_assets.text.markdown import TABLE_RULE
+from rag_assets.text.markdown import TABLE_RULE, row_cells
 
 BLOCK_SEPARATOR = "\n\n"
 
+# Body rows without a row label that a split table repeats with its header rows, at most.
+MAX_UNLABELLED_HEADER_ROWS = 2
+_PERIOD = re.compile(r"\b(?:19|20)\d\d\b|\b(?:Q|H)[1-4]\b|\b\d{1,2}(?=,\s*(?:19|20)\d\d)", re.I)
 _CELL_END = re.compile(r"(?<!\\)\|[ \t]*")  # a table row's cell ends at its unescaped pipe
 # A sentence ends at . ! ? before whitespace, or at 。！？ (no space follows in CJK text);
 # closing quotes and brackets stay with their sentence.
@@ -170,7 +173,8 @@ def _seams(element: DocumentElement) -> tuple[int, list[tuple[int, int]], int]:
         rule = next((i for i, (s, e) in enumerate(lines) if TABLE_RULE.match(text[s:e])), None)
         if rule is None or rule == len(lines) - 1:
             return 0, lines, len(text)
-        return lines[rule + 1][0], lines[rule + 1 :], len(text)
+        body = rule + 1 + _unlabelled_rows(text, lines[rule + 1 :])
+        return lines[body][0], lines[body:], len(text)
     if element.type in ("code", "formula"):
         lines = _lines(text)
         if len(lines) >= 3 and all(_FENCE.match(text[slice(*lines[i])]) for i in (0, -1)):
@@ -179,6 +183,26 @@ def _seams(element: DocumentElement) -> tuple[int, list[tuple[int, int]], int]:
     if element.type == "list":
         return 0, _items(text), len(text)
     return 0, _sentences(text), len(text)
+
+
+def _unlabelled_rows(text: str, rows: list[tuple[int, int]]) -> int:
+    """How many of the first body rows are more header: rows whose first cell, the row label,
+    is empty while others are not (a statement's `| | 2017 | 2016 |` under `| | As of December
+    31, |`). At most MAX_UNLABELLED_HEADER_ROWS, and never every row."""
+    count = 0
+    for start, end in rows[: min(MAX_UNLABELLED_HEADER_ROWS, len(rows) - 1)]:
+        cells = [c.strip() for c in row_cells(text[start:end])]
+        named = [c for c in cells[1:] if c]
+        if len(cells) < 2 or cells[0] or not named or not all(map(_names_a_column, named)):
+            break
+        count += 1
+    return count
+
+
+def _names_a_column(cell: str) -> bool:
+    """A cell that names a column rather than holding a value: words without figures, or
+    a period (`2017`, `December 31, 2017`, `Fiscal 2018`, `Q1 2021`)."""
+    return not re.search(r"\d", _PERIOD.sub("", cell))
 
 
 def _worded(text: str, seams: list[tuple[int, int]]) -> list[tuple[int, int]]:

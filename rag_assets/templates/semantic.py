@@ -38,6 +38,8 @@ from rag_assets.templates.base import (
 from rag_assets.templates.packing import BLOCK_SEPARATOR, Packer, render
 from rag_assets.templates.tokens import TokenCounter
 
+# Empty sibling headings whose titles a section's context carries, at most (see _Section).
+MAX_CARRIED_TITLES = 2
 # "7.4.1 Timing" or "3. Scope": the number must be followed by the title.
 _SECTION_NUMBER = re.compile(r"^(\d+(?:\.\d+)*)\.?\s")
 
@@ -48,6 +50,10 @@ class _Section:
     headings: list[str]
     header_path: str
     content: list[tuple[int, DocumentElement]] = field(default_factory=list)
+    # The breadcrumb its chunks' context_text gives: `headings`, with the titles of the empty
+    # sibling headings just before its own (`CONSOLIDATED BALANCE SHEETS` above `(in
+    # thousands)`), which no stack keeps: together they are one title.
+    context_headings: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -112,7 +118,7 @@ def section_rows(
 
 def _drafts(doc: StandardizedDocument, section: _Section, packer: Packer) -> list[_Draft]:
     line = heading_line(section.heading) if section.heading else ""
-    lead = packer.lead(context_root(doc), section.headings, line)
+    lead = packer.lead(context_root(doc), section.context_headings, line)
     pieces = [
         piece
         for position, (index, element) in enumerate(section.content)
@@ -202,6 +208,7 @@ def _row(
         draft.spans,
         header_path=section.header_path,
         headings=section.headings,
+        context_headings=section.context_headings,
         chunk_type="table" if single_table else "text",
         logical_unit=number,
         metadata=metadata,
@@ -218,10 +225,30 @@ def _sections(doc: StandardizedDocument) -> list[_Section]:
         title = heading_title(element)
         if not title:
             continue
-        stack.push(heading_level(element), title)
-        sections.append(_Section(element, stack.titles, stack.header_path))
+        level = heading_level(element)
+        carried = _carried_titles(sections[-1], level, title)
+        stack.push(level, title)
+        titles = stack.titles
+        sections.append(
+            _Section(
+                element, titles, stack.header_path, context_headings=[*titles[:-1], *carried, title]
+            )
+        )
     # Content before the first heading is a section only when there is some.
     return sections if sections[0].content else sections[1:]
+
+
+def _carried_titles(before: _Section, level: int, title: str) -> list[str]:
+    """The titles `before` gives the heading that follows it at `level`: its own and those it
+    carried, when it is an empty heading at that level (not when both are numbered sections,
+    whose numbers already tell them apart)."""
+    heading = before.heading
+    if heading is None or before.content or heading_level(heading) != level:
+        return []
+    if _SECTION_NUMBER.match(title + " ") and _section_number(heading):
+        return []
+    carried = before.context_headings[len(before.headings) - 1 :]
+    return carried[-MAX_CARRIED_TITLES:]
 
 
 def _nests(before: _Section, after: _Section) -> bool:

@@ -171,7 +171,7 @@ def test_without_a_title_the_file_metadata_then_the_file_name_gives_one() -> Non
 def test_a_document_that_says_nothing_gets_an_empty_profile_not_a_guess() -> None:
     profile = profile_document(_doc([[("paragraph", "The water rose and fell twice a day.")]]))
     assert (profile.organization, profile.kind, profile.form, profile.period) == (None,) * 4
-    assert not profile.says_more_than_title()
+    assert not profile.names_its_issuer()
 
 
 def test_a_failing_profile_degrades_the_document_and_keeps_it(

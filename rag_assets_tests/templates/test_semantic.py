@@ -10,8 +10,9 @@ import pytest
 
 from rag_assets.contracts.chunk import ChunkRow, chunk_id_for
 from rag_assets.contracts.ir import StandardizedDocument
-from rag_assets.templates.base import TemplateOptions
+from rag_assets.templates.base import TemplateOptions, breadcrumb
 from rag_assets.templates.semantic import SemanticTemplate
+from rag_assets.templates.statements import statement_names
 from rag_assets.templates.tokens import ApproxTokenCounter
 from rag_assets_tests.support.builders import Item, make_doc, texts
 
@@ -396,3 +397,69 @@ def test_semantic_chunk_ids_are_deterministic_and_indexes_contiguous() -> None:
 def test_semantic_empty_document_gives_no_chunks() -> None:
     assert semantic(make_doc([])) == []
     assert semantic(make_doc([("page_footer", "E-2", None, 1)])) == []
+
+
+# --- semantic: a title in two headings, a table's unlabelled header rows ----------------
+
+
+def test_an_empty_sibling_heading_stays_in_the_context_of_the_heading_under_it() -> None:
+    # A statement's title and its unit line come as two headings of one level; the unit
+    # line's section holds the table. The title is no ancestor, yet it names the table.
+    doc = make_doc(
+        [
+            ("heading", "## Harbour Lines, Inc.", 2, 1),
+            ("heading", "### Consolidated Balance Sheets", 3, 1),
+            ("heading", "### (in thousands)", 3, 1),
+            ("paragraph", "Total current liabilities were 5,466.", None, 1),
+            ("heading", "### 3.1 Reserved", 3, 2),
+            ("heading", "### 3.2 Timing", 3, 2),
+            ("paragraph", "Timing text.", None, 2),
+        ]
+    )
+    balance, timing = semantic(doc)
+    assert balance.context_text.startswith(
+        "Harbour Lines, Inc. › Consolidated Balance Sheets › "
+        "balance sheet, statement of financial position\n\n### (in thousands)\n\n"
+    )
+    # The structure stays the author's: the carried title is context, not a path.
+    assert (balance.header_path, balance.headings) == (
+        "/Harbour Lines, Inc./",
+        ["Harbour Lines, Inc.", "(in thousands)"],
+    )
+    # Numbered sections tell themselves apart: 3.1 is not carried into 3.2.
+    assert "3.1 Reserved" not in timing.context_text
+
+
+def test_a_split_table_repeats_the_rows_that_name_its_columns() -> None:
+    rows = "\n".join(f"| Item {i} | {i},000 | {i},500 |" for i in range(12))
+    statement = (
+        f"|  | As of December 31, |  |\n|---|---|---|\n|  | 2017 | 2016 |\n| Assets |  |  |\n{rows}"
+    )
+    chunks = semantic(make_doc([("table", statement, None, 1)]), max_tokens=60)
+    assert len(chunks) > 2
+    assert all("|  | 2017 | 2016 |" in c.text for c in chunks)
+    # A first row without a label that holds values is data, said once.
+    data = "|  | Date |  |\n|---|---|---|\n|  | 4,100 | 7 |\n" + rows
+    parts = semantic(make_doc([("table", data, None, 1)]), max_tokens=40)
+    assert len(parts) > 2 and sum("| 4,100 |" in c.text for c in parts) == 1
+
+
+@pytest.mark.parametrize(
+    ("headings", "names"),
+    [
+        (["Item 8", "CONSOLIDATED STATEMENTS OF OPERATIONS"], "income statement"),
+        (["Consolidated Statement of Financial Position"], "balance sheet"),
+        (["Consolidated Statements of Cash Flows", "(in millions)"], "cash flow statement"),
+        (["Consolidated Statements of Shareholders’ Equity"], "statement of stockholders' equity"),
+        (["Notes to Consolidated Balance Sheets"], None),
+        (["Results of Operations"], None),
+    ],
+)
+def test_a_statement_title_gives_the_names_questions_use(
+    headings: list[str], names: str | None
+) -> None:
+    found = statement_names(headings)
+    assert (found.split(",")[0] if found else None) == names
+    text = "| Revenue | 10 |"
+    crumbs = breadcrumb("Acme Corp · annual report", headings, text)
+    assert crumbs.endswith(found) if found else found is None
