@@ -246,3 +246,31 @@ def test_a_pdfs_info_dictionary_reaches_the_profile(tmp_path: Path) -> None:
         value="Port Authority of Lyme", source="file metadata"
     )
     assert profile.title is not None and profile.title.value == "Harbour Tide Tables"
+
+
+def test_the_ui_shows_the_profile_of_a_normalized_document(tmp_path: Path) -> None:
+    import pymupdf
+
+    from rag_assets_tests.support.builders import materialize_file
+
+    path = tmp_path / "harbour-annual.pdf"
+    with pymupdf.open() as pdf:
+        page = pdf.new_page()
+        lines = [
+            "FORM 10-K",
+            "For the fiscal year ended December 31, 2017",
+            "Harbour Freight Lines, Inc.",
+            "(Exact name of registrant as specified in its charter)",
+        ]
+        for number, line in enumerate(lines):
+            page.insert_text((72, 100 + 30 * number), line, fontsize=11)
+        pdf.save(path)
+    result, _ = materialize_file(path, tmp_path / "data")
+    (materialization,) = result.asset_materializations_for_node("normalized_documents")
+    metadata = materialization.metadata
+    assert metadata["identity"].value == (
+        "Harbour Freight Lines, Inc. · annual report (Form 10-K) · fiscal year 2017"
+    )
+    shown = metadata["profile"].value
+    assert shown["organization"] == {"value": "Harbour Freight Lines, Inc.", "source": "cover page"}
+    assert shown["year"] == 2017
