@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from rag_assets.chunking import chunk_document
-from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
+from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.normalize import adapt
 from rag_assets.normalize.adapt import with_profile
 from rag_assets.parsers.routing import ParserRouter
@@ -17,34 +17,14 @@ from rag_assets.profile.model import DocumentProfile, ProfileField
 from rag_assets.profile.rules import profile_document
 from rag_assets.templates.select import choose_template
 from rag_assets.templates.tokens import ApproxTokenCounter
+from rag_assets_tests.support.builders import doc_from_pages
 
 
 def _doc(
     pages: list[list[tuple[str, str]]], title: str | None = None, source_path: str = "doc.pdf"
 ) -> StandardizedDocument:
     """(type, text) elements per page."""
-    elements = [
-        DocumentElement(
-            type=kind,  # type: ignore[arg-type]
-            text=text,
-            level=2 if kind == "heading" else None,
-            page_start=number,
-            page_end=number,
-        )
-        for number, page in enumerate(pages, 1)
-        for kind, text in page
-    ]
-    return StandardizedDocument(
-        doc_id="doc",
-        source_path=source_path,
-        source_sha256="0" * 64,
-        parser="test",
-        parser_version="0",
-        page_count=len(pages),
-        title=title,
-        markdown="\n\n".join(e.text for e in elements),
-        elements=elements,
-    )
+    return doc_from_pages(pages, title, source_path=source_path)
 
 
 ANNUAL_COVER = [

@@ -10,7 +10,7 @@ import pytest
 
 from rag_assets.chunking import chunk_document
 from rag_assets.cli import main
-from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
+from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.embedding.models import EmbeddingSpec, load_embedder
 from rag_assets.index.rows import IndexRow
 from rag_assets.index.store import MilvusIndex
@@ -19,6 +19,7 @@ from rag_assets.retrieval.search import Retriever, SearchFilters
 from rag_assets.settings import Settings
 from rag_assets.settings.fusion import FusionSettings
 from rag_assets.templates.tokens import ApproxTokenCounter
+from rag_assets_tests.support.builders import doc_from_pages
 
 pytestmark = pytest.mark.slow
 
@@ -34,27 +35,7 @@ def _filing(doc_id: str, issuer: str, symbol: str, year: int, margin: str) -> St
         ],
         [("heading", "## Item 7. Results of Operations"), ("paragraph", margin)],
     ]
-    elements = [
-        DocumentElement(
-            type=kind,  # type: ignore[arg-type]
-            text=text,
-            level=2 if kind == "heading" else None,
-            page_start=number,
-            page_end=number,
-        )
-        for number, page in enumerate(pages, 1)
-        for kind, text in page
-    ]
-    doc = StandardizedDocument(
-        doc_id=doc_id,
-        source_path=f"{doc_id}.pdf",
-        source_sha256="0" * 64,
-        parser="test",
-        parser_version="0",
-        page_count=2,
-        markdown="\n\n".join(e.text for e in elements),
-        elements=elements,
-    )
+    doc = doc_from_pages(pages, doc_id=doc_id, source_path=f"{doc_id}.pdf")
     return with_profile(doc)
 
 

@@ -34,6 +34,22 @@ def make_doc(
     return doc_from_elements(elements, doc_id, source_path)
 
 
+def doc_from_pages(
+    pages: list[list[tuple[str, str]]],
+    title: str | None = None,
+    doc_id: str = "doc",
+    source_path: str = "doc.pdf",
+) -> StandardizedDocument:
+    """A paged IR from (type, text) elements per page; headings at level 2."""
+    items = [
+        (kind, text, 2 if kind == "heading" else None, number)
+        for number, page in enumerate(pages, 1)
+        for kind, text in page
+    ]
+    doc = make_doc(items, doc_id, source_path)
+    return doc.model_copy(update={"title": title, "page_count": len(pages)})
+
+
 def doc_from_elements(
     elements: list[DocumentElement], doc_id: str = "d", source_path: str = "d.pdf"
 ) -> StandardizedDocument:
