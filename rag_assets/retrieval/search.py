@@ -34,6 +34,7 @@ from rag_assets.retrieval.fusion import (
 from rag_assets.retrieval.inputs import FilterValue, Page, SearchRequest, checked
 from rag_assets.retrieval.intent import asks_for_definition
 from rag_assets.retrieval.rerank import Reranker, RerankError, load_reranker, rerank
+from rag_assets.retrieval.statements import statement_terms
 from rag_assets.settings import Settings
 from rag_assets.settings.fusion import FusionSettings
 
@@ -266,9 +267,13 @@ class Retriever:
         with ThreadPoolExecutor(max_workers=3) as threads:
             queries: dict[str, Any] = {}
             if "bm25" in retrievers:
-                queries["bm25"] = query
+                # A metric's statement, by the names its chunks carry (statements.py).
+                terms = statement_terms(query) if self.fusion.statement_terms else ""
+                queries["bm25"] = f"{query}\n{terms}" if terms else query
                 for suffix in scoped:
-                    futures[f"bm25{suffix}"] = threads.submit(ranked, "bm25", query, suffix)
+                    futures[f"bm25{suffix}"] = threads.submit(
+                        ranked, "bm25", queries["bm25"], suffix
+                    )
             if "dense" in retrievers or "sparse" in retrievers:
                 batch = self.embedder.encode_queries([query])
                 if "dense" in retrievers:

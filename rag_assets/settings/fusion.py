@@ -56,3 +56,11 @@ class FusionSettings(EnvSettings):
             "0 turns that inference off"
         ),
     )
+    statement_terms: bool = Field(
+        True,
+        description=(
+            "BM25 also searches, for a question naming a financial metric (quick ratio, "
+            "capital expenditures, operating margin, ...), the names and line items of the "
+            "statement it is read from"
+        ),
+    )

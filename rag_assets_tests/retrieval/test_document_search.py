@@ -5,6 +5,7 @@ that issuer's page, says which words named it, and `infer_documents=False` searc
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -127,3 +128,49 @@ def test_the_cli_says_which_words_named_which_documents(
     flat = capsys.readouterr().out
     assert "# documents named" not in flat and "@documents" not in flat
     assert "[1] summit.pdf" in flat
+
+
+LIQUIDITY = (
+    "Our liquidity depends on the markets we borrow in, on the cash our operations bring in "
+    "and on the terms our lenders set; we review these every quarter with the board and keep "
+    "a reserve for the months when freight volumes fall."
+)
+
+
+def test_a_metric_finds_the_statement_it_is_read_from(tmp_path: Path) -> None:
+    pages = [
+        [("heading", "## Item 7. Liquidity"), ("paragraph", LIQUIDITY)],
+        [
+            ("heading", "## Consolidated Balance Sheets"),
+            ("heading", "## (in thousands)"),
+            (
+                "table",
+                "|  | 2017 | 2016 |\n|---|---|---|\n| Total current assets | 7,669 | 5,720 |\n"
+                "| Total current liabilities | 5,466 | 4,586 |",
+            ),
+        ],
+    ]
+    doc = with_profile(doc_from_pages(pages, doc_id="harbour", source_path="harbour.pdf"))
+    embedder = load_embedder(EmbeddingSpec())
+    with MilvusIndex(str(tmp_path / "milvus.db")) as index:
+        collection = index.ensure_collection(embedder.name, embedder.dimension, False)
+        rows = chunk_document(doc, "auto", {"min_tokens": 0}, ApproxTokenCounter()).rows
+        vectors = embedder.encode_documents([r.context_text for r in rows]).dense
+        index.replace_document(
+            collection,
+            "harbour",
+            [IndexRow.from_chunk(r, v) for r, v in zip(rows, vectors, strict=True)],
+        )
+        question = "Does the company have a reasonably healthy quick ratio?"
+
+        def bm25_texts(statement_terms: bool) -> list[str]:
+            fusion = FusionSettings(statement_terms=statement_terms)
+            hits = Retriever(index, collection, embedder, fusion=fusion).search(question, 5).hits
+            found = sorted(
+                (h for h in hits if "bm25" in h.found_by), key=lambda h: h.found_by["bm25"]
+            )
+            return [h.text for h in found]
+
+        assert len(rows) == 2
+        assert "Total current assets" in bm25_texts(True)[0]  # the balance sheet
+        assert "Total current assets" not in bm25_texts(False)[0]
