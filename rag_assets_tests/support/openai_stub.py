@@ -153,14 +153,16 @@ def _handler(stub: OpenAIStub) -> type[JsonHandler]:
             except json.JSONDecodeError:
                 body = {}
             behaviour = stub._next(StubRequest(self.path, dict(self.headers.items()), body))
+            # In flight until its answer is due, not until this handler returns: the client,
+            # released by the answer, may send its next request before then.
             try:
-                self._answer(behaviour, body)
+                stopping = bool(behaviour.delay_s) and stub._stopping.wait(behaviour.delay_s)
             finally:
                 stub._done()
+            if not stopping:
+                self._answer(behaviour, body)
 
         def _answer(self, behaviour: Behaviour, body: dict) -> None:
-            if behaviour.delay_s and stub._stopping.wait(behaviour.delay_s):
-                return
             if self.path.rstrip("/") != "/v1/chat/completions":
                 self.send_json(404, {"error": {"message": f"no route {self.path}"}})
             elif behaviour.raw_body is not None:
