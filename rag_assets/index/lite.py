@@ -62,11 +62,19 @@ def lite_path(uri: str) -> str | None:
     return str(Path(uri).resolve()) if uri.endswith(".db") else None
 
 
+def _release_if_unused(path: str) -> None:
+    """Let go of the file when no client of this process uses it."""
+    with _lite_lock:
+        if not _lite_users.get(path) and path in _lite_holds:
+            _lite_holds.pop(path).release()
+
+
 def open_lite(path: str) -> Any:
     """A client of this process's engine on the file, started (with the file held) if need be."""
     import grpc
     from pymilvus import MilvusClient
-    from pymilvus.exceptions import ConnectionConfigException
+    from pymilvus.client.types import Status
+    from pymilvus.exceptions import ConnectionConfigException, MilvusException
 
     if Path(path).is_dir():
         # milvus-lite 2.5 keeps one file; a folder is Milvus Lite 3's, which it cannot read.
@@ -88,13 +96,18 @@ def open_lite(path: str) -> Any:
             with children_deaf_to_stop_signals():
                 client = MilvusClient(uri=path, grpc_options=LITE_GRPC_OPTIONS)
             break
-        except (ConnectionConfigException, grpc.RpcError) as exc:
-            # RpcError: milvus-lite takes its engine for started after 0.5 s; on a busy
-            # machine the engine's socket may not exist yet, and a later attempt finds it.
+        except (ConnectionConfigException, grpc.RpcError, MilvusException) as exc:
+            # milvus-lite takes its engine for started after 0.5 s; on a busy machine the
+            # engine's socket may not exist yet (an RpcError, or pymilvus' "Fail connecting
+            # to server"), and a later attempt finds it.
+            connect_failed = getattr(exc, "code", None) == Status.CONNECT_FAILED
+            if isinstance(exc, MilvusException) and not (
+                connect_failed or isinstance(exc, ConnectionConfigException)
+            ):
+                _release_if_unused(path)
+                raise
             if attempt == attempts - 1:
-                with _lite_lock:
-                    if not _lite_users.get(path):
-                        _lite_holds.pop(path).release()
+                _release_if_unused(path)
                 raise IndexUnavailableError(
                     f"could not open the Milvus Lite file {path} after {attempts} "
                     f"attempts over {time.monotonic() - started:.0f} s: most likely another "

@@ -332,6 +332,37 @@ def test_a_file_held_by_another_process_gives_a_clear_error(
         child.communicate("\n", timeout=30)
 
 
+def test_an_engine_not_listening_yet_is_tried_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # On a busy machine the engine's socket may not exist when the client first connects;
+    # pymilvus then raises its "Fail connecting to server", which a later attempt outlives.
+    from pymilvus import MilvusClient
+    from pymilvus.client.types import Status
+    from pymilvus.exceptions import MilvusException
+
+    attempts = []
+
+    def not_yet(*args: object, **kwargs: object) -> MilvusClient:
+        attempts.append(args)
+        if len(attempts) == 1:
+            raise MilvusException(code=Status.CONNECT_FAILED, message="Fail connecting to server")
+        return MilvusClient(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("pymilvus.MilvusClient", not_yet)
+    monkeypatch.setattr(lite, "OPEN_DELAYS", (0.1, 0.1))
+    with MilvusIndex(str(tmp_path / "late.db")) as index:
+        assert index.list_collections() == []
+    assert len(attempts) == 2
+
+    def broken(*args: object, **kwargs: object) -> MilvusClient:
+        raise MilvusException(code=1, message="unexpected")
+
+    monkeypatch.setattr("pymilvus.MilvusClient", broken)
+    with pytest.raises(MilvusException, match="unexpected"):
+        MilvusIndex(str(tmp_path / "other.db"))
+
+
 def test_bge_m3_rows_with_learned_sparse_weights(index: MilvusIndex) -> None:
     # The BGE-M3 code path on the bundled folder: real shapes and types, random sparse head.
     m3 = load_embedder(EmbeddingSpec(kind="bge-m3"))
