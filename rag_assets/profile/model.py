@@ -8,7 +8,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 # Where a field was read, most trusted first; the file name is the last resort.
 Source = Literal[
-    "llm",
     "cover page",
     "first pages",
     "running header",

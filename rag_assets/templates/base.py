@@ -109,6 +109,7 @@ class ChunkTemplate(ABC):
     def __init__(self, options: TemplateOptions | None = None) -> None:
         self.options = options or TemplateOptions()
         self._openings: tuple[str, dict[int, str]] | None = None  # (doc key, article openings)
+        self._context_root: tuple[str, str | None] | None = None  # (doc key, breadcrumb root)
         # Optional steps that failed while chunking (article openings, figures, cross-references):
         # the chunks are made without them and the document lands degraded.
         self.failures = StepFailures()
@@ -150,7 +151,7 @@ class ChunkTemplate(ABC):
         paged = doc.page_count is not None
         pages = [s.element.pages_of(s.start, s.end) for s in spans]
         context = contextualize(
-            context_root(doc), headings if context_headings is None else context_headings, text
+            self._root(doc), headings if context_headings is None else context_headings, text
         )
         tokens = counter.count(text)
         # A short chunk may name what it is about only by the articles it cites; a longer one
@@ -184,6 +185,13 @@ class ChunkTemplate(ABC):
             token_count=tokens,
             metadata=metadata or {},
         )
+
+    def _root(self, doc: StandardizedDocument) -> str | None:
+        """`context_root(doc)`, read once per document rather than once per row."""
+        key = f"{doc.doc_id}:{doc.source_sha256}"
+        if self._context_root is None or self._context_root[0] != key:
+            self._context_root = (key, context_root(doc))
+        return self._context_root[1]
 
     def _article_openings(self, doc: StandardizedDocument, counter: TokenCounter) -> dict[int, str]:
         key = f"{doc.doc_id}:{doc.source_sha256}"
