@@ -30,6 +30,7 @@ import os
 import resource
 import signal
 import threading
+import time
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -377,10 +378,28 @@ def _init_worker(memory_mb: float | None = None) -> None:
     if memory_mb:
         limit = int(memory_mb * 2**20)
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    _exit_when_orphaned(os.getppid())
     # Ctrl-C reaches the whole process group: the caller stops and ends its workers, which
     # would otherwise each print a KeyboardInterrupt traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     install_layout_model(threads=1)
+
+
+def _exit_when_orphaned(parent: int, every_seconds: float = 1.0) -> None:
+    """End this worker once the process that started it is gone.
+
+    A worker blocks on its task queue, whose write end its sibling workers also hold, so a
+    parent killed by SIGKILL (a parse worker running over a limit, itself parsing in workers)
+    never closes it: the orphans would wait, each holding its model, for ever. (The kernel's
+    parent-death signal fires when the parent's *thread* that spawned the worker ends, which
+    an executor's threads do while the parent lives.)"""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every_seconds)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="orphan-watch", daemon=True).start()
 
 
 def shutdown() -> None:

@@ -30,8 +30,9 @@ from dagster._core.storage.dagster_run import IN_PROGRESS_RUN_STATUSES
 from rag_assets.index.store import MilvusIndex
 from rag_assets.settings import Settings
 from rag_assets.storage import read_chunks
-from rag_assets_tests.e2e.test_webserver import _restore_signals, free_port
+from rag_assets_tests.e2e.test_webserver import free_port
 from rag_assets_tests.project.test_deployments import COMPOSE_DIR, SCALE_INSTANCE, compose
+from rag_assets_tests.support.processes import with_default_signals
 
 pytestmark = pytest.mark.slow
 
@@ -65,23 +66,20 @@ def postgres_server() -> Iterator[dict[str, str]]:
     workdir = Path(tempfile.mkdtemp(prefix="rag_assets_pg_"))
     password = secrets.token_hex(16)
     (workdir / "password").write_text(password)
-    demote = None
+    owner: dict[str, object] = {}
     if os.geteuid() == 0:
         # initdb and pg_ctl refuse to run as root: the cluster belongs to the postgres user.
-        owner = pwd.getpwnam("postgres")
+        account = pwd.getpwnam("postgres")
         for path in (workdir, workdir / "password"):
-            os.chown(path, owner.pw_uid, owner.pw_gid)
-
-        def demote() -> None:
-            os.setgid(owner.pw_gid)
-            os.setuid(owner.pw_uid)
+            os.chown(path, account.pw_uid, account.pw_gid)
+        owner = {"user": account.pw_uid, "group": account.pw_gid, "extra_groups": []}
 
     def pg(*args: str) -> None:
         subprocess.run(
             [str(bindir / args[0]), *args[1:]],
             check=True,
             capture_output=True,
-            preexec_fn=demote,
+            **owner,
             cwd=workdir,
             timeout=120,
         )
@@ -116,8 +114,8 @@ def postgres_server() -> Iterator[dict[str, str]]:
 def started(command: list[str], env: dict[str, str], log: Path) -> Iterator[subprocess.Popen]:
     with log.open("w") as out:
         process = subprocess.Popen(
-            command, env=env, cwd=log.parent, stdout=out, stderr=subprocess.STDOUT,
-            preexec_fn=_restore_signals,
+            with_default_signals(command), env=env, cwd=log.parent, stdout=out,
+            stderr=subprocess.STDOUT,
         )  # fmt: skip
         try:
             yield process

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from rag_assets.defs.assets import PIPELINE
 from rag_assets.instance import ensure_dagster_home
 from rag_assets.settings import Settings
 from rag_assets_tests.conftest import REPO_ROOT
+from rag_assets_tests.support.processes import with_default_signals
 
 pytestmark = pytest.mark.slow
 
@@ -28,12 +28,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def _restore_signals() -> None:
-    # Background shells may hand children SIGTERM/SIGINT as ignored; the server must obey them.
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def graphql(port: int, query: str) -> dict:
@@ -48,32 +42,40 @@ def graphql(port: int, query: str) -> dict:
     return answer["data"]
 
 
+def _tail(path: Path, lines: int = 40) -> str:
+    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+
 @contextlib.contextmanager
 def webserver(data_dir: Path) -> Iterator[int]:
     """The webserver on 127.0.0.1 over `data_dir`'s instance, as `rag-assets ui` serves it."""
     port = free_port()
+    log_path = data_dir / "webserver.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
     env = {
         **os.environ,
         "DAGSTER_HOME": str(ensure_dagster_home(Settings(data_dir=data_dir))),
         "RAG_ASSETS_DATA_DIR": str(data_dir),
     }
+    log = log_path.open("wb")
     server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "dagster_webserver",
-            "-w",
-            str(REPO_ROOT / "workspace.yaml"),
-            "-h",
-            "127.0.0.1",
-            "-p",
-            str(port),
-        ],
+        with_default_signals(
+            [
+                sys.executable,
+                "-m",
+                "dagster_webserver",
+                "-w",
+                str(REPO_ROOT / "workspace.yaml"),
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(port),
+            ]
+        ),
         env=env,
         cwd=REPO_ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        preexec_fn=_restore_signals,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     try:
         deadline = time.monotonic() + 120
@@ -83,12 +85,15 @@ def webserver(data_dir: Path) -> Iterator[int]:
                 break
             except OSError:
                 assert time.monotonic() < deadline, "webserver did not answer within 120 s"
-                assert server.poll() is None, f"webserver exited with {server.returncode}"
+                assert server.poll() is None, (
+                    f"webserver exited with {server.returncode}:\n{_tail(log_path)}"
+                )
                 time.sleep(1)
         yield port
     finally:
         server.terminate()
         server.wait(timeout=30)
+        log.close()
 
 
 def test_webserver_serves_the_asset_graph(tmp_path):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import random
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -391,3 +393,31 @@ def test_a_failed_read_ahead_is_run_again_by_its_call() -> None:
     assert run_in_workers(2, pow, [(2, 3), (3, 2)], ahead_key="doc") == [4, 27]
     with pytest.raises(ZeroDivisionError):
         run_in_workers(2, pow, [(0, -1)], ahead_key="doc")
+
+
+def test_workers_end_when_the_process_that_started_them_is_killed() -> None:
+    # The parent holds its workers and is then SIGKILLed, as a parse worker over its limit is.
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import os, sys, time\n"
+            "from rag_assets.parsers.page_pool import run_in_workers\n"
+            "print(*run_in_workers(2, os.getpid, [(), ()]), flush=True)\n"
+            "time.sleep(600)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        workers = [int(pid) for pid in parent.stdout.readline().split()]
+        assert workers, "the workers did not start"
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.monotonic() + 30
+    while any(
+        psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie" for pid in workers
+    ):
+        assert time.monotonic() < deadline, f"workers {workers} outlived their parent"
+        time.sleep(0.2)

@@ -1,0 +1,21 @@
+"""Start servers from a test process that has threads: no Python code between fork and exec."""
+
+from __future__ import annotations
+
+import sys
+
+# A shell in the background hands its children SIGINT (and so SIGTERM, which Dagster copies from
+# it) as ignored; the server must obey both. A `preexec_fn` could reset them, but it runs Python in
+# a child forked from a process with threads (Milvus, torch, gRPC), which can abort or deadlock
+# there; a fresh interpreter resets them and then becomes the server.
+_DEFAULT_SIGNALS_THEN_EXEC = (
+    "import os, signal, sys\n"
+    "signal.signal(signal.SIGINT, signal.SIG_DFL)\n"
+    "signal.signal(signal.SIGTERM, signal.SIG_DFL)\n"
+    "os.execv(sys.argv[1], sys.argv[1:])\n"
+)
+
+
+def with_default_signals(command: list[str]) -> list[str]:
+    """`command`, run with SIGINT and SIGTERM at their default actions whatever was inherited."""
+    return [sys.executable, "-c", _DEFAULT_SIGNALS_THEN_EXEC, *command]
