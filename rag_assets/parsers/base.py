@@ -17,7 +17,10 @@ class ParsedDocument(BaseModel):
     file_format: str  # "pdf" | "docx" | "html" | "md" | "txt" | "xlsx" | "image" | ...
     page_count: int | None = None
     native: dict = Field(default_factory=dict)  # e.g. DoclingDocument.export_to_dict()
-    notes: list[str] = Field(default_factory=list)  # fallbacks and degradations, in words
+    notes: list[str] = Field(default_factory=list)  # how the document was read, in words
+    # What of the document was not read (pages left out, image-only pages without OCR, the
+    # parser's own errors): a document with losses lands degraded; notes alone do not.
+    losses: list[str] = Field(default_factory=list)
 
 
 def no_text_reason(parsed: ParsedDocument) -> str:

@@ -112,7 +112,8 @@ class DoclingParser:
             file_format=file_format,
             page_count=len(document.pages) or None,
             native=restore(document.export_to_dict(), back),
-            notes=[*self._notes(result, file_format), *notes],
+            notes=[*self._notes(file_format), *notes],
+            losses=[f"docling: {error.error_message}" for error in result.errors],
         )
 
     def _convert(self, path: Path, file_format: str, data: bytes) -> ConversionResult:
@@ -173,8 +174,8 @@ class DoclingParser:
     def _ocr_available(self) -> bool:
         return self.artifacts_path is not None and (self.artifacts_path / OCR_MODEL_FOLDER).is_dir()
 
-    def _notes(self, result: ConversionResult, file_format: str) -> list[str]:
-        notes = [f"docling: {error.error_message}" for error in result.errors]
+    def _notes(self, file_format: str) -> list[str]:
+        notes = []
         if file_format == "txt":
             notes.append("plain text read as Markdown")
         if file_format == "pdf" and not self._ocr_available():

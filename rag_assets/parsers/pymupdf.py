@@ -66,6 +66,7 @@ class PyMuPDFParser:
         if file_format != "pdf":
             raise DocumentError(f"{path}: the pymupdf parser reads PDF only, not {file_format}")
         page_count, notes = _open_pdf(path)
+        losses: list[str] = []
         jobs = self._jobs(path, page_count)
         limit = page_timeout()
         if not may_start_workers():
@@ -78,15 +79,15 @@ class PyMuPDFParser:
             # No worker shares the cores: the model's ONNX sessions may use them all.
             results = [parse_page_range(*jobs[0], threads=available_cores())]
         else:
-            results = self._in_workers(path, jobs, limit, notes)
-        return self._joined(path, results, notes)
+            results = self._in_workers(path, jobs, limit, losses)
+        return self._joined(path, results, notes, losses)
 
     def _in_workers(
         self,
         path: Path,
         jobs: list[tuple[str, list[int], bool]],
         limit: float | None,
-        notes: list[str],
+        losses: list[str],
     ) -> list[PageRange]:
         """The ranges parsed by the workers, in order. A range over its time (`limit` seconds
         a page) is parsed again page by page; a page over its own is left out, with a note."""
@@ -126,7 +127,7 @@ class PyMuPDFParser:
             why = f"over the time limit of {limit:g} s a page ({PAGE_TIMEOUT_ENV})"
             if not kept:
                 raise DocumentError(f"{path}: parsing stopped, pages {lost} ran {why}")
-            notes.append(f"pages {lost} left out: their parse ran {why}")
+            losses.append(f"pages {lost} left out: their parse ran {why}")
         return sorted(kept, key=lambda r: r.document.pages[0].page_number)
 
     def read_ahead(self, path: Path) -> bool:
@@ -153,7 +154,9 @@ class PyMuPDFParser:
         """The same bytes parsed the same way, wherever the file lies."""
         return ("pymupdf", sha256_file(path), tuple((tuple(p), ocr) for _, p, ocr in jobs))
 
-    def _joined(self, path: Path, results: list[PageRange], notes: list[str]) -> ParsedDocument:
+    def _joined(
+        self, path: Path, results: list[PageRange], notes: list[str], losses: list[str]
+    ) -> ParsedDocument:
         import pymupdf
         import pymupdf4llm
 
@@ -174,7 +177,12 @@ class PyMuPDFParser:
             notes.append(
                 "OCR requested but no OCR engine is installed; image-only pages stay empty"
             )
-        notes.extend(_page_notes(layout, ocr["ran_on"], [p["page"] for p in ocr["not_run_on"]]))
+        notes.extend(_page_notes(ocr["ran_on"], [p["page"] for p in ocr["not_run_on"]]))
+        blank, unread = _textless_pages(layout, looked=self.ocr and ocr["engine"])
+        if blank:
+            notes.append(f"pages {blank} have no text")
+        if unread:
+            losses.append(f"pages {unread} are pictures whose text, if any, was not read (OCR off)")
         plain = [page for result in results for page in result.plain_text_pages]
         if plain:
             notes.append(
@@ -197,6 +205,7 @@ class PyMuPDFParser:
                 "document_info": _document_info(path, notes),
             },
             notes=notes,
+            losses=losses,
         )
 
 
@@ -323,16 +332,25 @@ def _ocr_font_name() -> str:
     return FONT.name
 
 
-def _page_notes(layout: dict, ocr_pages: list[int], skipped: list[int]) -> list[str]:
+def _page_notes(ocr_pages: list[int], skipped: list[int]) -> list[str]:
     notes = []
     if ocr_pages:
         notes.append(f"OCR (RapidOCR, bundled with pymupdf4llm) ran on pages {ocr_pages}")
     if skipped:
+        # Their text was read; only text drawn inside their pictures is not.
         notes.append(f"OCR not run on pages {skipped}: they have a text layer (images stay unread)")
-    empty = [page["page_number"] for page in layout["pages"] if not _has_text(page)]
-    if empty:
-        notes.append(f"pages {empty} yielded no text (blank, or images without OCR)")
     return notes
+
+
+def _textless_pages(layout: dict, looked: bool) -> tuple[list[int], list[int]]:
+    """Pages that gave no text: (blank ones, or pictures the OCR model found no text to read
+    in; pictures that no OCR looked at)."""
+    blank, unread = [], []
+    for page in layout["pages"]:
+        if not _has_text(page):
+            pictures = any(box.get("boxclass") == "picture" for box in page["boxes"])
+            (unread if pictures and not looked else blank).append(page["page_number"])
+    return blank, unread
 
 
 def _has_text(page: dict) -> bool:

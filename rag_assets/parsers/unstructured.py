@@ -105,9 +105,10 @@ class UnstructuredParser:
             native["title_style_texts"] = _docx_title_texts(path)
         if file_format in ("pdf", "txt") and not _spacy_model_installed():
             notes.append(SPACY_FALLBACK_NOTE)
+        losses = []
         if not elements:
             ocr = " (image-only pages need OCR: hi_res)" if file_format == "pdf" else ""
-            notes.append(f"Unstructured found no text{ocr}")
+            losses.append(f"Unstructured found no text{ocr}")
         return ParsedDocument(
             parser=self.name,
             parser_version=version("unstructured"),
@@ -116,6 +117,7 @@ class UnstructuredParser:
             page_count=len(page_sizes) if page_sizes else None,
             native=native,
             notes=notes,
+            losses=losses,
         )
 
     def _pdf_strategy(self, notes: list[str]) -> str:

@@ -96,12 +96,12 @@ def _outcome(doc_id: str, source_path: str, result) -> DocumentOutcome:
             name = materialization.asset_key.to_user_string()
             if name == "parsed_documents":
                 outcome.parser = str(metadata.get("parser", ""))
-                # The parser's notes on this file; parser fallbacks are settings, not the file.
-                outcome.notes = [*metadata.get("notes", []), *outcome.notes]
             elif name == "document_chunks":
                 outcome.template = str(metadata.get("template", ""))
                 outcome.chunks = int(metadata.get("chunks", 0))
-            # Optional steps that failed for this document, from whichever asset ran them.
+            # What this document lost (pages the parser did not read, optional steps that
+            # failed), from whichever asset it happened in; a parser's notes on how it read
+            # the file stay in that asset's metadata.
             outcome.notes.extend(metadata.get("degraded", []))
         elif event.event_type == DagsterEventType.ASSET_CHECK_EVALUATION:
             evaluation = event.event_specific_data

@@ -57,7 +57,7 @@ class DocumentOutcome:
     warned_checks: list[str] = field(default_factory=list)  # failed with WARN severity: no gate
     skipped: str = ""  # why the file was not ingested at all (hidden, a link out, ...)
     ran: tuple[str, ...] = ()  # the assets this ingest materialized; none when all were fresh
-    notes: list[str] = field(default_factory=list)  # degradations: repairs, fallbacks, OCR
+    notes: list[str] = field(default_factory=list)  # degradations: content lost, steps failed
     # An ingest stopped by a signal: "interrupted" (in progress, rolled back) or "not started".
     stopped: str = ""
     seconds: float = 0.0  # wall time of the document's run (its parse may have started ahead)

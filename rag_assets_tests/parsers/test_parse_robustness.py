@@ -318,7 +318,7 @@ def test_a_page_that_hangs_is_left_out_and_named(
     assert (
         "pages [2] left out: their parse ran over the time limit of 5 s a page "
         f"({PAGE_TIMEOUT_ENV})"
-    ) in parsed.notes
+    ) in parsed.losses
     assert [p["page_number"] for p in parsed.native["layout"]["pages"]] == [1, 3]
     texts = [e.text for e in _ir(parsed).elements]
     assert "First page text." in texts and "Third page text." in texts

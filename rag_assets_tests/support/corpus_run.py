@@ -65,11 +65,6 @@ STATUSES = (LANDED, DEGRADED, FAILED, UNSUPPORTED, CRASHED, OVER_TIME, OVER_MEMO
 TIMEOUT_S = 120.0
 MEMORY_MB = 8192
 
-# Parser notes that mean content was lost (the rest say what was done: OCR ran, chrome dropped).
-LOSS_NOTES = re.compile(
-    r"^docling: |yielded no text|found no text|no OCR engine|damaged|used instead",
-    re.IGNORECASE,
-)
 # A failure message a person can act on is one line of words, not an exception's own text.
 _RAW_MESSAGE = re.compile(
     r"\b[A-Z]\w*(?:Error|Exception|Warning):"  # KeyError: 'x', wrapped as it was raised
@@ -217,7 +212,7 @@ class Pipeline:
             return None
         doc = doc.model_copy(update={"source_path": relative})
         result.violations += [f"repairs: {p}" for p in repair_problems(before.elements, doc)]
-        result.degraded += [n for n in [*choice.fallbacks, *parsed.notes] if LOSS_NOTES.search(n)]
+        result.degraded += parsed.losses
         result.degraded += doc.metadata.get("degraded", [])
         # As normalized_documents: running headers and footers alone are no content.
         if not any(e.text.strip() for e in doc.elements if e.type not in FURNITURE_TYPES):

@@ -20,8 +20,9 @@ from rag_assets.sources.raw import RawDocument, capture_raw_document
 
 SOURCES_VERSION = "1"
 # Parsers: a web page's chrome (menus, banners, hidden parts) is dropped; admonitions are quoted;
-# a PDF's Info dictionary (title, author, subject, keywords) is kept.
-PARSE_VERSION = "5"
+# a PDF's Info dictionary (title, author, subject, keywords) is kept; what a parse did not read
+# (losses) is told apart from how it read the file (notes).
+PARSE_VERSION = "6"
 # IR: a table merged across pages, or a list, says where each page starts; soft hyphens joined;
 # a chapter number and its title stay two headings, running lines of text without layout stay;
 # headings whose level the source states are never rewritten; a failed repair is skipped.
@@ -112,6 +113,8 @@ def parsed_documents(
         )
     for note in [*choice.fallbacks, *parsed.notes]:
         context.log.warning(f"{raw_documents.source_path}: {note}")
+    for loss in parsed.losses:
+        context.log.warning(f"{raw_documents.source_path}: degraded: {loss}")
     return Output(
         parsed,
         data_version=content_version(parsed.model_dump_json()),
@@ -122,6 +125,7 @@ def parsed_documents(
             "collection": plan.collection or "(settings)",
             "fallbacks": MetadataValue.json(choice.fallbacks),
             "notes": MetadataValue.json(parsed.notes),
+            **degraded_metadata(parsed.losses),
             "page_count": parsed.page_count or 0,
             **_ocr_metadata(parsed),
             "parse_seconds": seconds(time.perf_counter() - started),
