@@ -141,6 +141,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_ui(args: argparse.Namespace) -> int:
+    from rag_assets.cli.supervisor import supervise
     from rag_assets.instance import ensure_dagster_home
 
     settings = command_settings(args)
@@ -149,12 +150,18 @@ def cmd_ui(args: argparse.Namespace) -> int:
         "DAGSTER_HOME": str(ensure_dagster_home(settings)),
         "RAG_ASSETS_DATA_DIR": str(settings.data_dir),
     }
-    workspace = Path(__file__).resolve().parents[2] / "workspace.yaml"
-    target = ["-w", str(workspace)] if workspace.is_file() else ["-m", "rag_assets.definitions"]
+    # From a checkout, `dg dev` on the project ([tool.dg] in pyproject.toml); installed, on the
+    # definitions module.
+    project = Path(__file__).resolve().parents[2]
+    target = (
+        ["--target-path", str(project)]
+        if (project / "pyproject.toml").is_file()
+        else ["-m", "rag_assets.definitions"]
+    )
     command = [
         sys.executable,
         "-m",
-        "dagster",
+        "dagster_dg_cli.cli",
         "dev",
         "-h",
         "127.0.0.1",
@@ -162,4 +169,4 @@ def cmd_ui(args: argparse.Namespace) -> int:
         str(args.port),
         *target,
     ]
-    os.execvpe(command[0], command, env)
+    return supervise(command, env)
