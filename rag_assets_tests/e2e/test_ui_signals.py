@@ -17,16 +17,12 @@ import psutil
 import pytest
 
 from rag_assets_tests.e2e.test_webserver import free_port, graphql
+from rag_assets_tests.support.processes import with_ignored_signals
 
 pytestmark = pytest.mark.slow
 
 # A few seconds on an idle machine; the tests share two cores with other work.
 STOP_SECONDS = 30
-
-
-def _ignore_stop_signals() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 def _living(processes: list[psutil.Process]) -> list[str]:
@@ -59,12 +55,13 @@ def test_ui_stops_with_its_children_on_a_signal_it_inherited_as_ignored(tmp_path
     env.pop("DAGSTER_HOME", None)  # `rag-assets ui` puts it under the data folder
     with log_path.open("wb") as log:
         ui = subprocess.Popen(
-            [sys.executable, "-m", "rag_assets.cli", "ui", "--port", str(port)],
+            with_ignored_signals(
+                [sys.executable, "-m", "rag_assets.cli", "ui", "--port", str(port)]
+            ),
             env=env,
             cwd=tmp_path,
             stdout=log,
             stderr=subprocess.STDOUT,
-            preexec_fn=_ignore_stop_signals,
             start_new_session=True,  # its own session: everything it starts can be found
         )
     try:
