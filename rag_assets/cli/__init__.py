@@ -5,8 +5,20 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import warnings
 
 from rag_assets.cli.arguments import build_parser
+
+
+def quiet_library_notices() -> None:
+    """Dagster's notices that an API it offers is beta or preview (backfill_policy, ...) are for
+    whoever changes this code, not for someone running a command: ignored, by category and
+    module. Every other warning still shows; `dagster dev` keeps these ones."""
+    # Where dagster defines them, without importing dagster itself (seconds, for `--help`).
+    from dagster_shared.utils.warnings import BetaWarning, PreviewWarning
+
+    for category in (BetaWarning, PreviewWarning):
+        warnings.filterwarnings("ignore", category=category, module=r"dagster(\.|$)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -15,6 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     from rag_assets.errors import ConfigurationError
     from rag_assets.retrieval.inputs import InvalidInput, one_line
 
+    quiet_library_notices()
     args = build_parser().parse_args(argv)
     try:
         code = args.func(args)

@@ -15,36 +15,38 @@ from rag_assets.cli.settings import command_settings
 def cmd_ingest(args: argparse.Namespace) -> int:
     import logging
 
+    from rag_assets.cli.progress import command_progress
     from rag_assets.interrupts import Interrupted, StopSignals
     from rag_assets.runner.receipt import replay
 
-    # Waits (for the data folder, a pool slot, the Milvus Lite file) are said at INFO on stderr.
-    handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
     project_logger = logging.getLogger("rag_assets")
-    project_logger.addHandler(handler)
     project_logger.setLevel(logging.INFO)
     log_level = "DEBUG" if args.verbose else "WARNING"
     settings, paths = command_settings(args), [Path(p) for p in args.paths]
 
-    def show(outcome) -> None:
-        print(outcome.summary(), flush=True)  # as each document ends: a long ingest shows progress
-
     signum = None
+    handler = None
     try:
-        with StopSignals():
+        # Each document's line as it ends, under live bars on a terminal.
+        with StopSignals(), command_progress() as progress:
+            # Waits (for the data folder, a pool slot, the Milvus Lite file) are said at INFO on
+            # stderr; made once the bars run, whose stderr prints above them.
+            handler = logging.StreamHandler()
+            handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+            project_logger.addHandler(handler)
             # Unchanged since the last ingest: its receipt, without importing Dagster.
             outcomes = replay(settings, paths)
             if outcomes is None:
                 from rag_assets.runner.ingest import IngestInterrupted, ingest
 
                 try:
-                    outcomes = ingest(settings, paths, log_level=log_level, report=show)
+                    outcomes = ingest(settings, paths, log_level=log_level, progress=progress)
                 except IngestInterrupted as stopped:
                     outcomes, signum = stopped.outcomes, stopped.signum
             else:
+                progress.documents(len(outcomes))
                 for outcome in outcomes:
-                    show(outcome)
+                    progress.document_finished(outcome)
     except Interrupted as stopped:  # before any document started (a wait, the receipt, imports)
         outcomes, signum = [], stopped.signum
     finally:
@@ -109,12 +111,14 @@ def cmd_remove(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    from rag_assets.cli.progress import command_progress
     from rag_assets.runner.evaluation import comparison_of, evaluate
 
     settings = command_settings(args)
     if args.eval_dir:
         settings = settings.model_copy(update={"eval_dir": Path(args.eval_dir).resolve()})
-    result = evaluate(settings, templates=args.templates)
+    with command_progress() as progress:  # live bars on a terminal
+        result = evaluate(settings, templates=args.templates, progress=progress)
     comparison = comparison_of(result)
     if comparison is None:
         failure = next((e for e in result.all_events if e.is_step_failure), None)

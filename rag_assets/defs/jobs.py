@@ -1,12 +1,24 @@
 """The job that carries documents through every asset, one partition per run, and the
 evaluation's own job."""
 
+import warnings
+
 from dagster import AssetSelection, define_asset_job, in_process_executor
 
 from rag_assets.defs.assets import PIPELINE
 from rag_assets.defs.partitions import documents_partitions
 
 INGEST_JOB = "ingest_documents"
+
+# The job mixes backfill policies on purpose: chunk_embeddings batches up to 100 documents in an
+# asset backfill, every other asset takes one. Dagster warns at each resolution of the job and
+# runs it with the smallest policy, one document per run, which is what this job is for.
+warnings.filterwarnings(
+    "ignore",
+    message=f"Asset job {INGEST_JOB} materializes assets with varying BackfillPolicies",
+    category=UserWarning,
+    module=r"dagster\._core\.definitions\.unresolved_asset_job_definition",
+)
 
 # In-process: heavy imports (Docling, FlagEmbedding, torch) and model loads are paid once
 # per run instead of once per step; a document's seven steps are sequential anyway.

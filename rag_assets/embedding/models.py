@@ -236,11 +236,16 @@ class Embedder:
 
     def _load_onnx(self, runtime: Runtime) -> Any:
         from rag_assets.embedding.onnx_encoder import OnnxEncoder
-        from rag_assets.embedding.onnx_export import default_cache_dir, ensure_exported
-
-        folder = ensure_exported(
-            self.model_dir, self.name, self.spec.cache_dir or default_cache_dir()
+        from rag_assets.embedding.onnx_export import (
+            default_cache_dir,
+            ensure_exported,
+            ensure_quantized,
         )
+
+        cache_dir = self.spec.cache_dir or default_cache_dir()
+        folder = ensure_exported(self.model_dir, self.name, cache_dir)
+        if runtime == "onnx-int8":
+            ensure_quantized(folder, self.name, cache_dir)
         return OnnxEncoder(
             folder,
             precision="int8" if runtime == "onnx-int8" else "fp32",

@@ -1,11 +1,13 @@
-"""A model folder exported to ONNX (fp32 and int8) once, into a cache that processes share.
+"""A model folder exported to ONNX once, into a cache that processes share; its int8 weights
+are made from that export the first time the opt-in `onnx-int8` runtime asks for them.
 
 The export runs torch, so it happens once per model folder and export version; the folder's
 content hash names the cache entry, so a changed folder is exported again. A file lock per model
 name lets one process export while the others wait, and the entry appears by one atomic rename of
 a finished folder: a reader never sees half an export, and a killed exporter leaves only a
 temporary folder, which the next exporter removes. Once a new entry is in place, the same folder's
-older entries (another content hash or export version) are removed under the same lock.
+older entries (another content hash or export version) are removed under the same lock. The int8
+file is added to a finished entry under the same lock, by one atomic rename of a finished file.
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ import os
 import re
 import shutil
 import tempfile
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -107,7 +112,6 @@ def ensure_exported(model_dir: Path, name: str, cache_dir: Path) -> Path:
         work = Path(tempfile.mkdtemp(prefix=f"{target.name}.tmp-", dir=cache_dir))
         try:
             info = _export(model_dir, digest, work)
-            _quantize(work / FP32_FILE, work / INT8_FILE)
             (work / INFO_FILE).write_text(info.model_dump_json(indent=2))
             work.chmod(0o755)  # mkdtemp's 0700 would hide a shared cache from other users
             os.rename(work, target)
@@ -116,6 +120,27 @@ def ensure_exported(model_dir: Path, name: str, cache_dir: Path) -> Path:
             raise
         _prune(model_dir, name, cache_dir, keep=target)
     return target
+
+
+def ensure_quantized(folder: Path, name: str, cache_dir: Path) -> Path:
+    """The int8 graph of a finished export `folder`, quantizing its fp32 graph first when no
+    process has yet: only the opt-in `onnx-int8` runtime reads it, so no export makes it."""
+    from filelock import FileLock
+
+    int8 = folder / INT8_FILE
+    if int8.is_file():  # only ever made by the rename of a finished file
+        return int8
+    with FileLock(lock_path(name, cache_dir), timeout=LOCK_TIMEOUT_S):
+        if int8.is_file():
+            return int8
+        log.info("quantizing %s to int8", folder / FP32_FILE)
+        partial = folder / f"{INT8_FILE}.tmp-{os.getpid()}"
+        try:
+            _quantize(folder / FP32_FILE, partial)
+            os.rename(partial, int8)
+        finally:
+            partial.unlink(missing_ok=True)
+    return int8
 
 
 def _prune(model_dir: Path, name: str, cache_dir: Path, keep: Path) -> None:
@@ -170,7 +195,11 @@ def _export(model_dir: Path, digest: str, work: Path) -> ExportInfo:
             return self.model(**dict(zip(names, inputs, strict=True))).last_hidden_state
 
     axes = {0: "batch", 1: "sequence"}
-    with torch.no_grad():
+    with torch.no_grad(), warnings.catch_warnings():
+        # The tracer's notes on Python-side shape checks and on how opset 17 spells advanced
+        # indexing: the graph is checked against FlagEmbedding's vectors, nothing to act on.
+        warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
+        warnings.filterwarnings("ignore", category=UserWarning, module=r"torch\.onnx\.")
         # The TorchScript exporter: the dynamo one needs onnxscript, which is not installed.
         torch.onnx.export(
             LastHiddenState(),
@@ -199,10 +228,30 @@ def _quantize(fp32: Path, int8: Path) -> None:
 
     # Weights of the MatMuls per output channel: measured closer to fp32 than per tensor
     # (bench/README.md), activations quantized per batch at run time.
-    quantize_dynamic(
-        str(fp32),
-        str(int8),
-        weight_type=QuantType.QInt8,
-        per_channel=True,
-        op_types_to_quantize=["MatMul"],
-    )
+    with _quantizer_notes_dropped():
+        quantize_dynamic(
+            str(fp32),
+            str(int8),
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+            op_types_to_quantize=["MatMul"],
+        )
+
+
+class _FromQuantizer(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return f"onnxruntime{os.sep}quantization" not in record.pathname
+
+
+@contextmanager
+def _quantizer_notes_dropped() -> Iterator[None]:
+    """The quantizer logs a line per tensor it leaves as is, on the root logger: dropped. A
+    NullHandler meanwhile keeps its root `logging.warning` from configuring a stderr handler."""
+    root, notes, keeps_quiet = logging.getLogger(), _FromQuantizer(), logging.NullHandler()
+    root.addFilter(notes)
+    root.addHandler(keeps_quiet)
+    try:
+        yield
+    finally:
+        root.removeHandler(keeps_quiet)
+        root.removeFilter(notes)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 import numpy as np
 
 from rag_assets.embedding.models import Embedder, EmbeddingBatch
+from rag_assets.text.progress import CHUNKS_EMBEDDED, progress_line
 
 # Large enough that FlagEmbedding still fills its own batches, small enough that a document of
 # thousands of chunks reports every few seconds on a CPU.
@@ -23,7 +24,7 @@ def encode_with_progress(
     parts = []
     for first in range(0, len(texts), step):
         parts.append(embedder.encode_documents(texts[first : first + step]))
-        report(f"chunks embedded: {min(first + step, len(texts))} of {len(texts)}")
+        report(progress_line(CHUNKS_EMBEDDED, min(first + step, len(texts)), len(texts)))
     if not parts:
         return embedder.encode_documents([])
     sparse = None if parts[0].sparse is None else [w for p in parts for w in p.sparse or []]

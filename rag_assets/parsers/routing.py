@@ -35,6 +35,9 @@ class ParserChoice:
     parser: str
     reason: str
     fallbacks: list[str] = field(default_factory=list)  # what was wanted and why it was not used
+    # The fallbacks are owed to what this machine has installed (an optional model), not to the
+    # file: the router says so once per process at INFO, a document's log only at INFO too.
+    from_setup: bool = False
 
 
 @dataclass
@@ -45,6 +48,7 @@ class ParserRouter:
     docling_artifacts_path: str | None = None
     parse_workers: int = 1  # parse worker processes (page ranges of long PDFs run in parallel)
     _instances: dict = field(default_factory=dict, repr=False)
+    _setup_said: set[str] = field(default_factory=set, repr=False)
 
     def __post_init__(self) -> None:
         if self.requested not in PARSERS:
@@ -99,10 +103,15 @@ class ParserRouter:
             return ParserChoice("pymupdf", "pdf: PyMuPDF requested")
         if available:
             return ParserChoice("docling", "pdf: Docling standard pipeline (layout models present)")
+        fallback = f"docling not used for PDF: {why_not}"
+        if fallback not in self._setup_said:
+            self._setup_said.add(fallback)
+            logger.info("%s; PDFs are read by PyMuPDF", fallback)
         return ParserChoice(
             "pymupdf",
             "pdf: PyMuPDF with its bundled layout models",
-            fallbacks=[f"docling not used for PDF: {why_not}"],
+            fallbacks=[fallback],
+            from_setup=True,
         )
 
     def read_ahead(self, path: Path, file_format: str) -> bool:

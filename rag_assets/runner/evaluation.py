@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import uuid
+
 from dagster import ExecuteInProcessResult
 
 from rag_assets.defs.build import build_defs
 from rag_assets.defs.jobs import EVALUATION_JOB
 from rag_assets.instance import open_instance
 from rag_assets.retrieval.evaluation.comparison import Comparison
+from rag_assets.runner.progress import RunProgress, watch_run
 from rag_assets.settings import Settings
 
 
@@ -16,12 +19,18 @@ def evaluate(
     templates: list[str] | None = None,
     instance=None,
     log_level: str = "WARNING",
+    progress: RunProgress | None = None,
 ) -> ExecuteInProcessResult:
-    """Materialize retrieval_evaluation on the instance under the data dir (the CLI's path)."""
+    """Materialize retrieval_evaluation on the instance under the data dir (the CLI's path);
+    `progress` hears the run's progress lines (templates evaluated, chunks embedded)."""
     job = build_defs(settings).resolve_job_def(EVALUATION_JOB)
     config = {"templates": templates} if templates else {}
+    instance = instance or open_instance(settings)
+    run_id = str(uuid.uuid4())  # known before the run starts, to listen to it
+    watch_run(instance, run_id, progress or RunProgress())
     return job.execute_in_process(
-        instance=instance or open_instance(settings),
+        instance=instance,
+        run_id=run_id,
         raise_on_error=False,
         run_config={
             "ops": {"retrieval_evaluation": {"config": config}},

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +41,7 @@ from rag_assets.interrupts import (
     stop_signals,
 )
 from rag_assets.parsers.page_pool import drop_read_ahead
+from rag_assets.runner.progress import RunProgress, watch_run
 from rag_assets.runner.receipt import DocumentOutcome, place_in_inbox, receipt_digest, write_receipt
 from rag_assets.settings import Settings
 from rag_assets.sources.inbox import scan_folder
@@ -118,13 +118,20 @@ def _outcome(doc_id: str, source_path: str, result) -> DocumentOutcome:
     return outcome
 
 
-def _execute(instance: DagsterInstance, defs, key: str, assets: tuple[str, ...], run_config):
+def _execute(
+    instance: DagsterInstance,
+    defs,
+    key: str,
+    assets: tuple[str, ...],
+    run_config,
+    progress: RunProgress,
+):
     """One run of the code location's ingest job for one document, executed in this process.
 
     The run is created as the daemon launches the inbox sensor's (the job's origins, the
     partition tag, the steps named) so it shows on the timeline and the job's Runs tab;
     executing it here keeps models loaded once per process. The job's own executor runs the
-    steps.
+    steps; `progress` hears the run's progress lines.
     """
     job_def = defs.resolve_job_def(INGEST_JOB)
     remote_origin, python_origin = job_origins(INGEST_JOB, WORKSPACE_YAML, LOCATION_MODULE)
@@ -138,6 +145,7 @@ def _execute(instance: DagsterInstance, defs, key: str, assets: tuple[str, ...],
         remote_job_origin=remote_origin,
         job_code_origin=python_origin,
     )
+    watch_run(instance, run.run_id, progress)
     return execute_in_process(job_def, run, instance)
 
 
@@ -156,15 +164,15 @@ def ingest(
     paths: list[Path],
     instance=None,
     log_level: str = "INFO",
-    report: Callable[[DocumentOutcome], None] = lambda outcome: None,
+    progress: RunProgress | None = None,
 ) -> list[DocumentOutcome]:
     """Place the files in the inbox, register their partitions, materialize every asset for each.
 
     Documents run one after another in this process, so models load once; a
     failing document is reported and the others still land. `instance` defaults to
     the one under the data dir. Only what is stale runs: the files' and settings' versions are
-    reported first, and a document whose every asset is fresh starts no run at all. `report`
-    gets each outcome as soon as it is known.
+    reported first, and a document whose every asset is fresh starts no run at all. `progress`
+    hears of each document as it starts and ends, and of its runs' progress lines.
 
     One ingest holds the data folder at a time (a second waits); runs left unfinished by a
     killed process are marked failed and their pool slots freed before anything runs.
@@ -177,7 +185,9 @@ def ingest(
         stop.listeners.append(_stop_next_run)
         try:
             with hold_data_folder(settings.data_dir):
-                return _ingest(settings, paths, instance, log_level, report, stop)
+                return _ingest(
+                    settings, paths, instance, log_level, progress or RunProgress(), stop
+                )
         except Interrupted as interrupted:
             raise IngestInterrupted(interrupted.signum, []) from None
         finally:
@@ -197,7 +207,7 @@ def _ingest(
     paths: list[Path],
     instance,
     log_level: str,
-    report: Callable[[DocumentOutcome], None],
+    progress: RunProgress,
     stop: StopSignals,
 ) -> list[DocumentOutcome]:
     relative_paths, skipped = place_in_inbox(
@@ -205,32 +215,33 @@ def _ingest(
     )
     keys = [partition_key_for(p) for p in relative_paths]
     outcomes = [DocumentOutcome("", s.relative_path, True, skipped=s.reason) for s in skipped]
+    progress.documents(len(outcomes) + len(relative_paths))
     for outcome in outcomes:
-        report(outcome)
-    progress = _Progress(outcomes, report, stop)
+        progress.document_finished(outcome)
+    done = _Outcomes(outcomes, progress, stop)
     # The signal is read below; the context managers on the way out have closed the index.
     with suppress(Interrupted):
-        _run_all(settings, relative_paths, keys, instance, log_level, progress)
+        _run_all(settings, relative_paths, keys, instance, log_level, done)
     if signum := stop.received():
-        done = {o.source_path for o in outcomes}
+        ended = {o.source_path for o in outcomes}
         for relative_path, key in zip(relative_paths, keys, strict=True):
-            if relative_path not in done:
-                status = "interrupted" if relative_path == progress.current else "not started"
-                progress.add(DocumentOutcome(key, relative_path, False, stopped=status))
+            if relative_path not in ended:
+                status = "interrupted" if relative_path == done.current else "not started"
+                done.add(DocumentOutcome(key, relative_path, False, stopped=status))
         raise IngestInterrupted(signum, outcomes)
     return outcomes
 
 
 @dataclass
-class _Progress:
+class _Outcomes:
     outcomes: list[DocumentOutcome]
-    report: Callable[[DocumentOutcome], None]
+    progress: RunProgress
     stop: StopSignals
     current: str | None = None  # the document whose run is being prepared or executed
 
     def add(self, outcome: DocumentOutcome) -> None:
         self.outcomes.append(outcome)
-        self.report(outcome)
+        self.progress.document_finished(outcome)
 
 
 def _run_all(
@@ -239,7 +250,7 @@ def _run_all(
     keys: list[str],
     instance,
     log_level: str,
-    progress: _Progress,
+    progress: _Outcomes,
 ) -> None:
     own_instance = instance is None
     instance = instance or open_instance(settings)
@@ -279,8 +290,16 @@ def _run_all(
             progress.current = relative_path
             progress.stop.check()
             parse_ahead.before(relative_path)
+            progress.progress.document_started(relative_path)
             outcome = _run_document(
-                instance, defs, graph, plans[key], relative_path, run_config, engine
+                instance,
+                defs,
+                graph,
+                plans[key],
+                relative_path,
+                run_config,
+                engine,
+                progress.progress,
             )
             stopped = progress.stop.received()
             if stopped and not outcome.success:
@@ -349,7 +368,14 @@ class ParseAhead:
 
 
 def _run_document(
-    instance, defs, graph, plan: PartitionPlan, relative_path: str, run_config, engine: LiteHold
+    instance,
+    defs,
+    graph,
+    plan: PartitionPlan,
+    relative_path: str,
+    run_config,
+    engine: LiteHold,
+    progress: RunProgress,
 ) -> DocumentOutcome:
     """One document's run of what is stale in it, or its fresh outcome when nothing is."""
     key = plan.partition_key
@@ -363,7 +389,7 @@ def _run_document(
     if "vector_index" in plan.assets:
         engine.hold()
     started = time.monotonic()
-    result = _execute(instance, defs, key, plan.assets, run_config)
+    result = _execute(instance, defs, key, plan.assets, run_config, progress)
     seconds = time.monotonic() - started
     # The run has ended: a signal now stops the ingest after this document's outcome is read.
     with deferred_signals(redeliver=False):

@@ -16,8 +16,11 @@ from rag_assets.defs.build import build_defs
 from rag_assets.index.store import MilvusIndex
 from rag_assets.instance import open_instance
 from rag_assets.retrieval.evaluation.comparison import Comparison
+from rag_assets.runner.evaluation import comparison_of, evaluate
 from rag_assets.runner.ingest import ingest
+from rag_assets.runner.progress import RunProgress
 from rag_assets.settings import Settings
+from rag_assets.text.progress import CHUNKS_EMBEDDED, TEMPLATES_EVALUATED, ProgressLine
 
 PUMP_GUIDE = """\
 # Pump Guide
@@ -158,6 +161,30 @@ def test_cli_prints_the_table(corpus, capsys):
     args = ["evaluate", "--data-dir", data, "--eval-dir", eval_dir, "--templates", "nosuch"]
     assert main(args) == 1
     assert "unknown template 'nosuch'" in capsys.readouterr().err
+
+
+class Recorded(RunProgress):
+    def __init__(self) -> None:
+        self.steps: list[ProgressLine] = []
+
+    def measured(self, step: ProgressLine) -> None:
+        self.steps.append(step)
+
+
+@pytest.mark.slow
+def test_an_evaluation_tells_its_progress_as_it_goes(corpus):
+    recorded = Recorded()
+    result = evaluate(
+        corpus.settings,
+        templates=["fixed", "semantic"],
+        instance=corpus.instance,
+        progress=recorded,
+    )
+    assert comparison_of(result) is not None
+    templates = [s for s in recorded.steps if s.measure == TEMPLATES_EVALUATED]
+    assert templates == [(TEMPLATES_EVALUATED, 1, 2), (TEMPLATES_EVALUATED, 2, 2)]
+    embedded = [s for s in recorded.steps if s.measure == CHUNKS_EMBEDDED]
+    assert len(embedded) == 2 and all(s.done == s.total > 0 for s in embedded)  # one per template
 
 
 def test_floors_check_passes_at_the_floor_and_fails_below_or_unmeasured():

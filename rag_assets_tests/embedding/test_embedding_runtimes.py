@@ -33,6 +33,7 @@ from rag_assets.embedding.onnx_export import (
     EXPORT_VERSION,
     FP32_FILE,
     INFO_FILE,
+    INT8_FILE,
     TOKENIZER_FILE,
     default_cache_dir,
     ensure_exported,
@@ -185,6 +186,29 @@ def test_a_new_export_removes_the_folders_older_exports_only(tmp_path):
         [target.name, elsewhere.name, lock_path(model.name, cache).name]
     )
     assert read_info(target).digest == digest
+
+
+@pytest.mark.slow
+def test_an_export_makes_the_default_runtime_only_and_int8_is_made_when_first_asked(
+    tmp_path, caplog
+):
+    cache = tmp_path / "cache"
+    model = resolve_model(EmbeddingSpec())
+    folder = ensure_exported(model.path, model.name, cache)
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        [FP32_FILE, TOKENIZER_FILE, INFO_FILE]
+    )
+    spec = EmbeddingSpec(runtime="onnx-int8", cache_dir=cache)
+    with caplog.at_level(logging.INFO):
+        embedder = Embedder(spec, resolve_model(spec))
+    assert embedder.runtime == "onnx-int8" and embedder.runtime_fallback is None
+    assert embedder._onnx.model_file == folder / INT8_FILE
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        [FP32_FILE, INT8_FILE, TOKENIZER_FILE, INFO_FILE]
+    )
+    # The quantizer's line per tensor stays out of the log; ours says what happened.
+    assert not [r for r in caplog.records if "onnxruntime" in r.pathname]
+    assert any("quantizing" in r.getMessage() for r in caplog.records)
 
 
 def test_a_changed_model_folder_gets_its_own_export(tmp_path):

@@ -17,6 +17,7 @@ from rag_assets.parsers.base import ParsedDocument, no_text_reason
 from rag_assets.sources.inbox import find_in_inbox
 from rag_assets.sources.keys import InvalidPartitionKey, check_partition_key
 from rag_assets.sources.raw import RawDocument, capture_raw_document
+from rag_assets.text.progress import PAGES_PARSED, progress_line
 
 SOURCES_VERSION = "1"
 # Parsers: a web page's chrome (menus, banners, hidden parts) is dropped; admonitions are quoted;
@@ -108,10 +109,14 @@ def parsed_documents(
         raise _document_failure(context, type(error)(shown)) from None
     context.log.info(f"{raw_documents.source_path}: parser {choice.parser} ({choice.reason})")
     if total:
-        context.log.info(
-            f"{raw_documents.source_path}: pages parsed: {parsed.page_count} of {total}"
-        )
-    for note in [*choice.fallbacks, *parsed.notes]:
+        pages = progress_line(PAGES_PARSED, parsed.page_count or 0, total)
+        context.log.info(f"{raw_documents.source_path}: {pages}")
+    # A missing optional model is the machine's, said at INFO (and once per process by the
+    # router); what went wrong with this file is a warning.
+    for note in choice.fallbacks:
+        log = context.log.info if choice.from_setup else context.log.warning
+        log(f"{raw_documents.source_path}: {note}")
+    for note in parsed.notes:
         context.log.warning(f"{raw_documents.source_path}: {note}")
     for loss in parsed.losses:
         context.log.warning(f"{raw_documents.source_path}: degraded: {loss}")

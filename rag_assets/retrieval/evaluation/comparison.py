@@ -36,6 +36,7 @@ from rag_assets.retrieval.evaluation.sets import EvalQuestion
 from rag_assets.retrieval.search import Retriever, SearchFilters
 from rag_assets.settings.fusion import FusionSettings
 from rag_assets.templates.tokens import TokenCounter
+from rag_assets.text.progress import TEMPLATES_EVALUATED, progress_line
 
 TOP_K = 10
 
@@ -130,9 +131,15 @@ def chunk_documents(
     return chunks, dict(sorted(used.items()))
 
 
-def index_chunks(index: MilvusIndex, embedder: Embedder, chunks: Sequence[ChunkRow]) -> str:
-    """Embed the chunks as chunk_embeddings does and make them their documents' rows."""
-    vectors = embed_rows(embedder, chunks)
+def index_chunks(
+    index: MilvusIndex,
+    embedder: Embedder,
+    chunks: Sequence[ChunkRow],
+    report: Callable[[str], None] = lambda _: None,
+) -> str:
+    """Embed the chunks as chunk_embeddings does (reporting as it does) and make them their
+    documents' rows."""
+    vectors = embed_rows(embedder, chunks, report)
     collection = index.ensure_collection(embedder.name, embedder.dimension, embedder.has_sparse)
     by_doc: dict[str, list[IndexRow]] = defaultdict(list)
     for row in index_rows(list(chunks), vectors):
@@ -207,13 +214,14 @@ def compare_templates(
     corpus = SearchFilters(doc_ids=sorted({d.doc_id for d in documents}))
     queries = EncodedQueries(embedder, [q.question for q in asked])
     reports: list[RunReport] = []
-    for template in dict.fromkeys(r.template for r in runs):
+    templates = list(dict.fromkeys(r.template for r in runs))
+    for done, template in enumerate(templates, start=1):
         started = time.perf_counter()
         chunks, used = chunk_documents(documents, template, counter, options or {})
         lookup = ChunkLookup(chunks)
         slices = {q.id: question_slices(q, lookup) for q in asked}
         with open_index(f"eval_{template}") as index:
-            collection = index_chunks(index, embedder, chunks)
+            collection = index_chunks(index, embedder, chunks, log)
             log(
                 f"{template}: {len(chunks)} chunks of {len(documents)} documents indexed "
                 f"in {time.perf_counter() - started:.1f} s"
@@ -245,6 +253,7 @@ def compare_templates(
                         misses=misses,
                     )
                 )
+        log(progress_line(TEMPLATES_EVALUATED, done, len(templates)))
     return Comparison(documents=len(documents), questions=len(asked), skipped=skipped, runs=reports)
 
 
