@@ -112,12 +112,12 @@ def parsed_documents(
         pages = progress_line(PAGES_PARSED, parsed.page_count or 0, total)
         context.log.info(f"{raw_documents.source_path}: {pages}")
     # A missing optional model is the machine's, said at INFO (and once per process by the
-    # router); what went wrong with this file is a warning.
+    # router), as is how the file was read; what went wrong with this file is a warning.
     for note in choice.fallbacks:
         log = context.log.info if choice.from_setup else context.log.warning
         log(f"{raw_documents.source_path}: {note}")
     for note in parsed.notes:
-        context.log.warning(f"{raw_documents.source_path}: {note}")
+        context.log.info(f"{raw_documents.source_path}: {note}")
     for loss in parsed.losses:
         context.log.warning(f"{raw_documents.source_path}: degraded: {loss}")
     return Output(
