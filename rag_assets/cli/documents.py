@@ -141,12 +141,16 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_ui(args: argparse.Namespace) -> int:
-    from rag_assets.instance import ensure_dagster_home
+    from rag_assets.defs.automation import show_automation_state
+    from rag_assets.instance import open_instance
 
     settings = command_settings(args)
+    # The UI's "Auto-materialize" tag says from the start whether automation_sensor runs.
+    with open_instance(settings) as instance:
+        show_automation_state(instance)
     env = {
         **os.environ,
-        "DAGSTER_HOME": str(ensure_dagster_home(settings)),
+        "DAGSTER_HOME": str(settings.dagster_home),
         "RAG_ASSETS_DATA_DIR": str(settings.data_dir),
     }
     workspace = Path(__file__).resolve().parents[2] / "workspace.yaml"
