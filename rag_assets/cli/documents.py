@@ -17,6 +17,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     from rag_assets.interrupts import Interrupted, StopSignals
     from rag_assets.runner.receipt import replay
+    from rag_assets.runner.sample import place_sample_evaluation
 
     # Waits (for the data folder, a pool slot, the Milvus Lite file) are said at INFO on stderr.
     handler = logging.StreamHandler()
@@ -30,6 +31,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     def show(outcome) -> None:
         print(outcome.summary(), flush=True)  # as each document ends: a long ingest shows progress
 
+    if placed := place_sample_evaluation(settings.evaluation_dir, paths):
+        print(f"the sample corpus's evaluation set is in place: {placed}", flush=True)
     signum = None
     try:
         with StopSignals():
@@ -109,7 +112,7 @@ def cmd_remove(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from rag_assets.runner.evaluation import comparison_of, evaluate
+    from rag_assets.runner.evaluation import comparison_of, evaluate, skip_reason
 
     settings = command_settings(args)
     if args.eval_dir:
@@ -119,9 +122,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if comparison is None:
         failure = next((e for e in result.all_events if e.is_step_failure), None)
         error = failure.event_specific_data.error if failure else None
-        print(
-            f"rag-assets evaluate: {error.message.strip() if error else 'failed'}", file=sys.stderr
-        )
+        skipped = skip_reason(result)
+        reason = error.message.strip() if error else f"skipped: {skipped}" if skipped else "failed"
+        print(f"rag-assets evaluate: {reason}", file=sys.stderr)
         return 1
     print(comparison.markdown_table())
     print(
