@@ -21,7 +21,9 @@ from dagster import DagsterInstance, build_sensor_context
 
 from rag_assets.cli import main
 from rag_assets.defs.assets import PIPELINE
+from rag_assets.defs.assets.evaluation import EVALUATION, FLOORS_CHECK
 from rag_assets.defs.recovery import recovery_sensor
+from rag_assets.runner.evaluation import evaluate
 from rag_assets.runner.ingest import DocumentOutcome, ingest
 from rag_assets.settings import Settings
 from rag_assets_tests.conftest import REPO_ROOT
@@ -345,6 +347,34 @@ def test_job_pages_show_automation_on_while_the_automation_sensor_runs(ui):
     assert not graphql(ui.port, "{ instance { autoMaterializePaused } }")["instance"][
         "autoMaterializePaused"
     ]
+
+
+def test_an_evaluation_without_a_set_reads_skipped_not_failed(ui):
+    result = evaluate(Settings(data_dir=ui.data_dir))  # this data folder holds no set
+    assert result.success
+    [run] = graphql(
+        ui.port,
+        f"""{{ runsOrError(filter: {{runIds: ["{result.run_id}"]}}) {{
+               ... on Runs {{ results {{ status }} }} }} }}""",
+    )["runsOrError"]["results"]
+    assert run["status"] == "SUCCESS"
+    executions = graphql(
+        ui.port,
+        f"""{{ assetCheckExecutions(assetKey: {{path: ["{EVALUATION}"]}},
+               checkName: "{FLOORS_CHECK}", limit: 1) {{ runId status }} }}""",
+    )["assetCheckExecutions"]
+    assert executions == [{"runId": result.run_id, "status": "SKIPPED"}]
+    node = graphql(
+        ui.port,
+        f"""{{ assetNodeOrError(assetKey: {{path: ["{EVALUATION}"]}}) {{ ... on AssetNode {{
+               assetMaterializations {{ runId }}
+               assetObservations {{ runId metadataEntries {{ label
+                 ... on TextMetadataEntry {{ text }} }} }} }} }} }}""",
+    )["assetNodeOrError"]
+    assert node["assetMaterializations"] == []
+    [observation] = node["assetObservations"]
+    [reason] = observation["metadataEntries"]
+    assert reason["label"] == "skipped" and reason["text"].startswith("no evaluation questions")
 
 
 # Last in the module: it removes the failed document from the instance the other tests read.
