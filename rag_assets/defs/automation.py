@@ -19,7 +19,11 @@ from dagster import (
     DefaultSensorStatus,
 )
 
-from rag_assets.defs.dagster_private import InstigatorType, set_auto_materialize_paused
+from rag_assets.defs.dagster_private import (
+    InstigatorType,
+    get_auto_materialize_paused,
+    set_auto_materialize_paused,
+)
 from rag_assets.defs.incremental import OBSERVED_SOURCES
 
 # A parent updated by a run that did not execute this asset, since this asset last ran or was
@@ -80,5 +84,6 @@ def show_automation_state(instance: DagsterInstance) -> bool:
     if instance.schedule_storage is None:  # an in-memory instance: no sensor, no UI
         return False
     running = automation_running(instance)
-    set_auto_materialize_paused(instance, not running)
+    if get_auto_materialize_paused(instance) == running:  # written only when it changes
+        set_auto_materialize_paused(instance, not running)
     return running
