@@ -18,12 +18,15 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from rag_assets.cli.progress import command_progress
     from rag_assets.interrupts import Interrupted, StopSignals
     from rag_assets.runner.receipt import replay
+    from rag_assets.runner.sample import place_sample_evaluation
 
     project_logger = logging.getLogger("rag_assets")
     project_logger.setLevel(logging.INFO)
     log_level = "DEBUG" if args.verbose else "WARNING"
     settings, paths = command_settings(args), [Path(p) for p in args.paths]
 
+    if placed := place_sample_evaluation(settings.evaluation_dir, paths):
+        print(f"the sample corpus's evaluation set is in place: {placed}", flush=True)
     signum = None
     handler = None
     try:
@@ -112,7 +115,7 @@ def cmd_remove(args: argparse.Namespace) -> int:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from rag_assets.cli.progress import command_progress
-    from rag_assets.runner.evaluation import comparison_of, evaluate
+    from rag_assets.runner.evaluation import comparison_of, evaluate, skip_reason
 
     settings = command_settings(args)
     if args.eval_dir:
@@ -123,9 +126,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if comparison is None:
         failure = next((e for e in result.all_events if e.is_step_failure), None)
         error = failure.event_specific_data.error if failure else None
-        print(
-            f"rag-assets evaluate: {error.message.strip() if error else 'failed'}", file=sys.stderr
-        )
+        skipped = skip_reason(result)
+        reason = error.message.strip() if error else f"skipped: {skipped}" if skipped else "failed"
+        print(f"rag-assets evaluate: {reason}", file=sys.stderr)
         return 1
     print(comparison.markdown_table())
     print(
@@ -146,12 +149,16 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 def cmd_ui(args: argparse.Namespace) -> int:
     from rag_assets.cli.supervisor import supervise
-    from rag_assets.instance import ensure_dagster_home
+    from rag_assets.defs.automation import show_automation_state
+    from rag_assets.instance import open_instance
 
     settings = command_settings(args)
+    # The UI's "Auto-materialize" tag says from the start whether automation_sensor runs.
+    with open_instance(settings) as instance:
+        show_automation_state(instance)
     env = {
         **os.environ,
-        "DAGSTER_HOME": str(ensure_dagster_home(settings)),
+        "DAGSTER_HOME": str(settings.dagster_home),
         "RAG_ASSETS_DATA_DIR": str(settings.data_dir),
     }
     # From a checkout, `dg dev` on the project ([tool.dg] in pyproject.toml); installed, on the

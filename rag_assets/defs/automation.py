@@ -15,9 +15,15 @@ from dagster import (
     AssetSelection,
     AutomationCondition,
     AutomationConditionSensorDefinition,
+    DagsterInstance,
     DefaultSensorStatus,
 )
 
+from rag_assets.defs.dagster_private import (
+    InstigatorType,
+    get_auto_materialize_paused,
+    set_auto_materialize_paused,
+)
 from rag_assets.defs.incremental import OBSERVED_SOURCES
 
 # A parent updated by a run that did not execute this asset, since this asset last ran or was
@@ -52,3 +58,32 @@ automation_sensor = AutomationConditionSensorDefinition(
     default_status=DefaultSensorStatus.RUNNING,
     description="Evaluates the assets' automation conditions (eager below raw_documents).",
 )
+
+
+def automation_running(instance: DagsterInstance) -> bool:
+    """Whether `automation_sensor` evaluates: as stored once started or stopped in the UI, else
+    as its default status says."""
+    states = [
+        state
+        for state in instance.all_instigator_state(instigator_type=InstigatorType.SENSOR)
+        if state.name == automation_sensor.name
+    ]
+    if not states:
+        return automation_sensor.default_status == DefaultSensorStatus.RUNNING
+    return any(state.is_running for state in states)
+
+
+def show_automation_state(instance: DagsterInstance) -> bool:
+    """Set the instance's automation switch to what `automation_sensor` does, and return it.
+
+    Dagster's UI tags jobs and asset groups "Auto-materialize on/off" from the switch of its
+    pre-sensor asset daemon, which reads "off" until set. Here automation runs as a sensor
+    (dagster.yaml: `auto_materialize: use_sensors: true`), which that switch does not drive:
+    left alone, the tag reads "off" while the sensor launches runs.
+    """
+    if instance.schedule_storage is None:  # an in-memory instance: no sensor, no UI
+        return False
+    running = automation_running(instance)
+    if get_auto_materialize_paused(instance) == running:  # written only when it changes
+        set_auto_materialize_paused(instance, not running)
+    return running

@@ -8,7 +8,9 @@ Why each is needed:
   an ingest or the refresh schedule must run, by Dagster's own data-version rules;
 - run and check records (`PartitionKeyFilter`, `AssetCheckExecutionRecordStatus`, tags);
 - interrupts (`pop_captured_interrupt`, `mark_interrupt_received`): a signal taken before a
-  run's own handlers are in place still stops it at its first step.
+  run's own handlers are in place still stops it at its first step;
+- the instance's automation switch (`set_auto_materialize_paused`, `InstigatorType`): the UI's
+  "Auto-materialize on/off" tag reads it, while automation runs as `automation_sensor`.
 """
 
 from __future__ import annotations
@@ -24,8 +26,10 @@ from dagster._core.definitions.data_version import (
     extract_data_provenance_from_entry,
 )
 from dagster._core.event_api import PartitionKeyFilter
+from dagster._core.scheduler.instigation import InstigatorType
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
 from dagster._core.storage.tags import PARTITION_NAME_TAG
+from dagster._daemon.asset_daemon import get_auto_materialize_paused, set_auto_materialize_paused
 from dagster._time import get_current_datetime
 from dagster._utils.interrupts import pop_captured_interrupt
 
@@ -35,15 +39,18 @@ __all__ = [
     "AssetCheckExecutionRecordStatus",
     "AssetGraphView",
     "CachingStaleStatusResolver",
+    "InstigatorType",
     "PartitionKeyFilter",
     "StaleStatus",
     "TemporalContext",
     "execute_in_process",
     "extract_data_provenance_from_entry",
+    "get_auto_materialize_paused",
     "get_current_datetime",
     "job_origins",
     "mark_interrupt_received",
     "pop_captured_interrupt",
+    "set_auto_materialize_paused",
 ]
 
 # (module, name) of each private API, imported here at first use or above.
@@ -55,6 +62,9 @@ PRIVATE_APIS = (
     ("dagster._core.definitions.data_version", "StaleStatus"),
     ("dagster._core.definitions.data_version", "extract_data_provenance_from_entry"),
     ("dagster._core.event_api", "PartitionKeyFilter"),
+    ("dagster._core.scheduler.instigation", "InstigatorType"),
+    ("dagster._daemon.asset_daemon", "get_auto_materialize_paused"),
+    ("dagster._daemon.asset_daemon", "set_auto_materialize_paused"),
     ("dagster._core.storage.asset_check_execution_record", "AssetCheckExecutionRecordStatus"),
     ("dagster._core.storage.tags", "PARTITION_NAME_TAG"),
     ("dagster._time", "get_current_datetime"),

@@ -31,6 +31,7 @@ from dagster import (
     sensor,
 )
 
+from rag_assets.defs.automation import show_automation_state
 from rag_assets.instance import process_alive
 from rag_assets.interrupts import interruptible
 
@@ -103,10 +104,13 @@ def recover_dead_runs(instance: DagsterInstance) -> list[str]:
     minimum_interval_seconds=60,
     default_status=DefaultSensorStatus.RUNNING,
     description="Fails this host's runs whose process is gone and frees their pool slots, so a "
-    "run killed with its code server (`rag-assets ui` killed) does not hold the queue.",
+    "run killed with its code server (`rag-assets ui` killed) does not hold the queue; sets the "
+    "UI's Auto-materialize tag to whether automation_sensor runs.",
 )
 def recovery_sensor(context: SensorEvaluationContext) -> SkipReason:
     recovered = recover_dead_runs(context.instance)
+    # The UI's "Auto-materialize on/off" tag follows automation_sensor started or stopped since.
+    show_automation_state(context.instance)
     return SkipReason(
         f"failed the runs whose process is gone: {', '.join(recovered)}"
         if recovered

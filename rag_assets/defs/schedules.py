@@ -1,6 +1,8 @@
 """The refresh schedule: rescan the inbox and the settings, then run only what is stale; and the
 evaluation schedule, which scores retrieval again on what is indexed."""
 
+from pathlib import Path
+
 from dagster import (
     AssetKey,
     DefaultScheduleStatus,
@@ -11,6 +13,7 @@ from dagster import (
     schedule,
 )
 
+from rag_assets.defs.assets.evaluation import EvaluationResource, no_questions_reason
 from rag_assets.defs.incremental import plan_runs, report_changes
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import (
@@ -21,6 +24,7 @@ from rag_assets.defs.resources import (
     MilvusResource,
     ParserResource,
 )
+from rag_assets.retrieval.evaluation.sets import find_eval_sets
 from rag_assets.sources.inbox import scan_folder
 
 
@@ -81,10 +85,20 @@ def build_refresh_schedule(job, cron_schedule: str):
 
 
 def build_evaluation_schedule(job, cron_schedule: str) -> ScheduleDefinition:
-    return ScheduleDefinition(
+    @schedule(
         name="evaluation_schedule",
         cron_schedule=cron_schedule,
         job=job,
         default_status=DefaultScheduleStatus.RUNNING,
-        description="Re-runs retrieval_evaluation, so quality drift after new documents shows.",
+        description=(
+            "Re-runs retrieval_evaluation, so quality drift after new documents shows; "
+            "skips the tick while the evaluation folder holds no set."
+        ),
     )
+    def evaluation_schedule(context: ScheduleEvaluationContext, evaluation: EvaluationResource):
+        eval_dir = Path(evaluation.eval_dir)
+        if not find_eval_sets(eval_dir):
+            return SkipReason(no_questions_reason(eval_dir))
+        return RunRequest()
+
+    return evaluation_schedule

@@ -22,6 +22,7 @@ from dagster import (
 
 from rag_assets.defs.assets import PIPELINE
 from rag_assets.defs.incremental import changed_observations
+from rag_assets.defs.landing import run_selection
 from rag_assets.defs.lifecycle import remove_documents
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import (
@@ -93,6 +94,7 @@ def build_inbox_sensor(job, folder: DataFolder, minimum_interval_seconds: int = 
         )
         for removed in remove_documents(context.instance, folder, milvus, plan.remove_partitions):
             context.log.info(f"file removed from the inbox; {removed.summary()}")
+        paths = {f.partition_key: f.relative_path for f in scan.files}
         requests = []
         if plan.add_partitions:
             requests.append(documents_partitions.build_add_request(plan.add_partitions))
@@ -106,8 +108,11 @@ def build_inbox_sensor(job, folder: DataFolder, minimum_interval_seconds: int = 
                     run_key=f"{key}:{sha}",
                     partition_key=key,
                     # Named, not implied by the job: automation then knows this run executes
-                    # every step below a parent it updates, and requests none of them again.
-                    asset_selection=[AssetKey(a) for a in PIPELINE],
+                    # every step below a parent it updates, and requests none of them again;
+                    # a file raw_documents refuses runs it alone (defs/landing.py).
+                    asset_selection=[
+                        AssetKey(a) for a in run_selection(PIPELINE, inbox, paths[key])
+                    ],
                     tags={"rag_assets/sha256": sha},
                 )
                 for key, sha in plan.runs

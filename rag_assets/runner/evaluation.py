@@ -6,6 +6,7 @@ import uuid
 
 from dagster import ExecuteInProcessResult
 
+from rag_assets.defs.assets.evaluation import EVALUATION
 from rag_assets.defs.build import build_defs
 from rag_assets.defs.jobs import EVALUATION_JOB
 from rag_assets.instance import open_instance
@@ -33,11 +34,22 @@ def evaluate(
         run_id=run_id,
         raise_on_error=False,
         run_config={
-            "ops": {"retrieval_evaluation": {"config": config}},
+            "ops": {EVALUATION: {"config": config}},
             "loggers": {"console": {"config": {"log_level": log_level}}},
         },
     )
 
 
 def comparison_of(result: ExecuteInProcessResult) -> Comparison | None:
-    return result.output_for_node("retrieval_evaluation") if result.success else None
+    """The comparison the run materialized; None when it failed or skipped (no question)."""
+    if not result.success or not result.get_asset_materialization_events():
+        return None
+    return result.output_for_node(EVALUATION, EVALUATION)
+
+
+def skip_reason(result: ExecuteInProcessResult) -> str | None:
+    """Why a successful run materialized nothing (no evaluation question), as it logged it."""
+    for observation in result.asset_observations_for_node(EVALUATION):
+        if "skipped" in observation.metadata:
+            return str(observation.metadata["skipped"].value)
+    return None

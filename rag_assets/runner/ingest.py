@@ -15,6 +15,7 @@ from dagster import (
     DagsterInstance,
 )
 
+from rag_assets.defs.automation import show_automation_state
 from rag_assets.defs.build import build_defs
 from rag_assets.defs.dagster_private import (
     PARTITION_NAME_TAG,
@@ -27,6 +28,7 @@ from rag_assets.defs.dagster_private import (
 )
 from rag_assets.defs.incremental import PartitionPlan, plan_runs, report_changes
 from rag_assets.defs.jobs import INGEST_JOB
+from rag_assets.defs.landing import landing_plan
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.recovery import process_tags, recover_dead_runs, wait_for_pools
 from rag_assets.defs.status import failure_reason, latest_metadata
@@ -255,6 +257,7 @@ def _run_all(
     own_instance = instance is None
     instance = instance or open_instance(settings)
     recover_dead_runs(instance)
+    show_automation_state(instance)  # the UI's automation tag, as the daemon's sensor keeps it
     instance.add_dynamic_partitions(documents_partitions.name, keys)
     # The code location's definitions for this data folder; --parser/--template reach the
     # runs as run config, so every run is of the job the UI shows, with the same snapshot.
@@ -272,7 +275,11 @@ def _run_all(
     report_changes(instance, resources, files)
     # Taken before the verdict is read: anything written from here on voids the receipt.
     digest = receipt_digest(settings, relative_paths) if own_instance else None
-    plans: dict[str, PartitionPlan] = {p.partition_key: p for p in plan_runs(instance, graph, keys)}
+    paths = dict(zip(keys, relative_paths, strict=True))
+    plans: dict[str, PartitionPlan] = {  # a file raw_documents refuses runs it alone
+        p.partition_key: landing_plan(p, resources["inbox"], paths[p.partition_key])
+        for p in plan_runs(instance, graph, keys)
+    }
     run_config = {
         # Only the console's verbosity: the instance's event log keeps everything.
         "loggers": {"console": {"config": {"log_level": log_level}}},

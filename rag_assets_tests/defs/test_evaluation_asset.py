@@ -92,7 +92,7 @@ def test_materialize_scores_templates_per_slice_and_checks_floors(corpus):
         ),
     )
     assert result.success
-    comparison = result.output_for_node("retrieval_evaluation")
+    comparison = result.output_for_node("retrieval_evaluation", "retrieval_evaluation")
     assert isinstance(comparison, Comparison)
     assert [r.name for r in comparison.runs] == [
         "fixed",

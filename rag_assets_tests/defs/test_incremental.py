@@ -142,8 +142,12 @@ def test_a_failed_document_runs_again_in_full(tmp_path):
     instance = DagsterInstance.ephemeral()
     (first,) = ingest(settings, [broken], instance=instance)
     assert not first.success
+    graph = build_defs(settings).resolve_asset_graph()
+    (plan,) = plan_runs(instance, graph, [first.doc_id])
+    assert plan.assets == tuple(PIPELINE)
     (again,) = ingest(settings, [broken], instance=instance)
-    assert not again.success and again.ran == tuple(PIPELINE)
+    # Planned in full; a file raw_documents refuses runs that step alone (defs/landing.py).
+    assert not again.success and again.ran == ("raw_documents",)
     assert instance.get_runs_count() == 2
 
 

@@ -3,6 +3,7 @@
 import pytest
 from dagster import DagsterInstance, build_sensor_context
 
+from rag_assets.defs.assets import PIPELINE
 from rag_assets.defs.build import build_defs
 from rag_assets.index.store import MilvusIndex
 from rag_assets.runner.ingest import ingest
@@ -102,3 +103,24 @@ def test_sensor_refuses_hand_added_keys_and_deletes_nothing_outside(tmp_path):
     assert set(instance.get_dynamic_partitions("documents")) == {partition_key_for("a.md")}
     for victim in victims:
         assert (victim / "keep.txt").read_text() == "keep"
+
+
+def test_a_file_raw_documents_refuses_gets_a_run_of_raw_documents_alone(tmp_path):
+    settings = Settings(data_dir=tmp_path)
+    defs = build_defs(settings)
+    instance = DagsterInstance.ephemeral()
+    inbox = settings.inbox_dir
+    inbox.mkdir(parents=True)
+    (inbox / "good.md").write_text("# Good\n\nA document that lands.\n")
+    (inbox / "broken.pdf").write_text("plain text under a .pdf name\n")
+
+    result, _ = tick(defs, instance, None)
+    selections = {
+        r.partition_key: [k.to_user_string() for k in r.asset_selection]
+        for r in result.run_requests
+    }
+    # Its run fails in raw_documents; no step below, nor its checks, is planned in it.
+    assert selections == {
+        partition_key_for("good.md"): list(PIPELINE),
+        partition_key_for("broken.pdf"): ["raw_documents"],
+    }

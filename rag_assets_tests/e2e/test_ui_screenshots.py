@@ -17,8 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from dagster import DagsterInstance, build_sensor_context
 
+from rag_assets.cli import main
 from rag_assets.defs.assets import PIPELINE
+from rag_assets.defs.assets.evaluation import EVALUATION, FLOORS_CHECK
+from rag_assets.defs.recovery import recovery_sensor
+from rag_assets.runner.evaluation import evaluate
 from rag_assets.runner.ingest import DocumentOutcome, ingest
 from rag_assets.settings import Settings
 from rag_assets_tests.conftest import REPO_ROOT
@@ -54,6 +59,7 @@ class UI:
     key: str  # operator-guide.md: landed
     pdf_key: str  # a two-page PDF: landed
     failed: DocumentOutcome  # a text file named .pdf: failed
+    data_dir: Path
 
 
 def _two_page_pdf(path: Path) -> Path:
@@ -80,16 +86,16 @@ def ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UI]:
     broken = folder / "broken.pdf"
     broken.write_text("plain text under a .pdf name\n")
     data_dir = folder / "data"
-    # The failed document first: the checks tab shows each check's latest execution.
-    failed, guide, pdf = ingest(
-        Settings(data_dir=data_dir), [broken, DOCUMENT, _two_page_pdf(folder / "two-pages.pdf")]
+    # The failed document last: its run is the latest, whose checks the summaries read first.
+    guide, pdf, failed = ingest(
+        Settings(data_dir=data_dir), [DOCUMENT, _two_page_pdf(folder / "two-pages.pdf"), broken]
     )
     assert guide.success and pdf.success, (guide.summary(), pdf.summary())
     assert not failed.success and failed.error, failed.summary()
     with webserver(data_dir) as port:
         # What "Skip" on the community pop-up stores, so it does not cover the pages.
         assert graphql(port, "mutation { setNuxSeen }")["setNuxSeen"] is True
-        yield UI(port, guide.doc_id, pdf.doc_id, failed)
+        yield UI(port, guide.doc_id, pdf.doc_id, failed, data_dir)
 
 
 def _chromium() -> str:
@@ -127,6 +133,48 @@ def _render(chromium: str, url: str, png: Path, height: int) -> subprocess.Popen
         stderr=subprocess.DEVNULL,
         text=True,
     )
+
+
+def _page_text(ui: UI, name: str, path: str, height: int = 1000) -> str:
+    """One page rendered to OUTPUT/<name>.png, its visible text checked for error messages."""
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    process = _render(
+        _chromium(), f"http://127.0.0.1:{ui.port}{path}", OUTPUT / f"{name}.png", height
+    )
+    dom, _ = process.communicate(timeout=180)
+    assert process.returncode == 0, name
+    (OUTPUT / f"{name}.html").write_text(dom)
+    text = _visible_text(dom)
+    error = ERROR_TEXT.search(text)
+    assert error is None, f"{name} shows {text[max(0, error.start() - 200) :][:400]!r}"
+    return text
+
+
+CHECKED = ("document_chunks", "chunk_embeddings", "vector_index")
+CHECK_STATES = """{ assetNodeOrError(assetKey: {path: ["%s"]}) { ... on AssetNode {
+    partitionKeys partitionStats { numFailed numMaterialized numPartitions }
+    assetChecksOrError { ... on AssetChecks { checks { name
+      executionForLatestMaterialization { status partition }
+      partitionStatuses { ... on AssetCheckDefaultPartitionStatuses { succeededPartitions
+        failedPartitions inProgressPartitions skippedPartitions executionFailedPartitions } }
+    } } } } } }"""
+
+
+def _asset_state(port: int, asset: str) -> dict:
+    return graphql(port, CHECK_STATES % asset)["assetNodeOrError"]
+
+
+def _assert_checks_read_passed(ui: UI, documents: set[str]) -> None:
+    """Every check of every checked asset: its latest execution passed, and per document,
+    passed for `documents` and nothing (not run) for any other."""
+    for asset in CHECKED:
+        node = _asset_state(ui.port, asset)
+        for check in node["assetChecksOrError"]["checks"]:
+            latest = check["executionForLatestMaterialization"]
+            assert latest["status"] == "SUCCEEDED", (asset, check["name"], latest)
+            statuses = check["partitionStatuses"]
+            assert set(statuses.pop("succeededPartitions")) == documents, (asset, check["name"])
+            assert not any(statuses.values()), (asset, check["name"], statuses)
 
 
 def test_graphql_shows_assets_partitions_checks_and_metadata(ui):
@@ -237,3 +285,107 @@ def test_screenshots_of_the_graph_a_partition_and_its_checks(ui):
             assert expected in text, f"{name} does not show {expected!r}: {text[:1500]!r}"
         # A rendered page, not a blank one: Dagster's UI in 1600 px is well over 50 KB of PNG.
         assert (OUTPUT / f"{name}.png").stat().st_size > 50_000, name
+
+
+def test_a_document_failed_upstream_has_its_checks_not_run_and_the_others_passed(ui):
+    # The file raw_documents refuses ran that step alone: nothing below it was planned.
+    run, _ = _run_log(ui.port, ui.failed.doc_id)
+    steps = graphql(
+        ui.port,
+        f'{{ runOrError(runId: "{run["runId"]}") {{ ... on Run {{ stepKeysToExecute }} }} }}',
+    )["runOrError"]["stepKeysToExecute"]
+    assert steps == ["raw_documents"]
+    _assert_checks_read_passed(ui, {ui.key, ui.pdf_key})
+    # The document failed where it failed; below, its partitions are missing, not failed.
+    for asset in PIPELINE:
+        stats = _asset_state(ui.port, asset)["partitionStats"]
+        assert stats["numFailed"] == (1 if asset == "raw_documents" else 0), (asset, stats)
+
+    text = _page_text(
+        ui, "document-chunks-graph", "/assets/document_chunks?view=lineage&lineageDepth=1"
+    )
+    assert "document_chunks Latest event" in text
+    summary = re.search(r"document_chunks Latest event .*? Asset checks (\d+) / (\d+) Passed", text)
+    assert summary and summary.groups() == (str(len(CHUNK_CHECKS)),) * 2, text[:1500]
+    checks = _page_text(ui, "document-chunks-checks-latest", "/assets/document_chunks?view=checks")
+    assert "Execution failed" not in checks and "Passed" in checks
+
+
+def test_job_pages_show_automation_on_while_the_automation_sensor_runs(ui):
+    instance = graphql(ui.port, "{ instance { autoMaterializePaused useAutoMaterializeSensors } }")
+    assert instance["instance"] == {
+        "autoMaterializePaused": False,
+        "useAutoMaterializeSensors": True,
+    }
+    selector = (
+        '{repositoryName: "__repository__", repositoryLocationName: "rag_assets", '
+        'sensorName: "automation_sensor"}'
+    )
+    query = f"{{ sensorOrError(sensorSelector: {selector}) {{ ... on Sensor {{ sensorState {{"
+    sensor = graphql(ui.port, query + " id status } } } }")["sensorOrError"]
+    assert sensor["sensorState"]["status"] == "RUNNING"
+    text = _page_text(ui, "ingest-job", "/locations/rag_assets/jobs/ingest_documents", 900)
+    assert "Auto-materialize on" in text and "Auto-materialize off" not in text
+
+    # Stopped in the UI, the sensor's state reaches the tag at the recovery sensor's next tick.
+    graphql(
+        ui.port, f'mutation {{ stopSensor(id: "{sensor["sensorState"]["id"]}") {{ __typename }} }}'
+    )
+    try:
+        with DagsterInstance.from_config(
+            str(Settings(data_dir=ui.data_dir).dagster_home)
+        ) as instance:
+            recovery_sensor(build_sensor_context(instance=instance))
+        paused = graphql(ui.port, "{ instance { autoMaterializePaused } }")["instance"]
+        assert paused == {"autoMaterializePaused": True}
+    finally:
+        graphql(ui.port, f"mutation {{ startSensor(sensorSelector: {selector}) {{ __typename }} }}")
+        with DagsterInstance.from_config(
+            str(Settings(data_dir=ui.data_dir).dagster_home)
+        ) as instance:
+            recovery_sensor(build_sensor_context(instance=instance))
+    assert not graphql(ui.port, "{ instance { autoMaterializePaused } }")["instance"][
+        "autoMaterializePaused"
+    ]
+
+
+def test_an_evaluation_without_a_set_reads_skipped_not_failed(ui):
+    result = evaluate(Settings(data_dir=ui.data_dir))  # this data folder holds no set
+    assert result.success
+    [run] = graphql(
+        ui.port,
+        f"""{{ runsOrError(filter: {{runIds: ["{result.run_id}"]}}) {{
+               ... on Runs {{ results {{ status }} }} }} }}""",
+    )["runsOrError"]["results"]
+    assert run["status"] == "SUCCESS"
+    executions = graphql(
+        ui.port,
+        f"""{{ assetCheckExecutions(assetKey: {{path: ["{EVALUATION}"]}},
+               checkName: "{FLOORS_CHECK}", limit: 1) {{ runId status }} }}""",
+    )["assetCheckExecutions"]
+    assert executions == [{"runId": result.run_id, "status": "SKIPPED"}]
+    node = graphql(
+        ui.port,
+        f"""{{ assetNodeOrError(assetKey: {{path: ["{EVALUATION}"]}}) {{ ... on AssetNode {{
+               assetMaterializations {{ runId }}
+               assetObservations {{ runId metadataEntries {{ label
+                 ... on TextMetadataEntry {{ text }} }} }} }} }} }}""",
+    )["assetNodeOrError"]
+    assert node["assetMaterializations"] == []
+    [observation] = node["assetObservations"]
+    [reason] = observation["metadataEntries"]
+    assert reason["label"] == "skipped" and reason["text"].startswith("no evaluation questions")
+
+
+# Last in the module: it removes the failed document from the instance the other tests read.
+def test_after_the_failed_file_is_removed_only_existing_documents_count(ui):
+    assert main(["remove", "--data-dir", str(ui.data_dir), ui.failed.doc_id]) == 0
+    for asset in PIPELINE:
+        node = _asset_state(ui.port, asset)
+        assert set(node["partitionKeys"]) == {ui.key, ui.pdf_key}, asset
+        assert node["partitionStats"] == {"numFailed": 0, "numMaterialized": 2, "numPartitions": 2}
+    _assert_checks_read_passed(ui, {ui.key, ui.pdf_key})
+    text = _page_text(
+        ui, "asset-graph-after-removal", "/assets/document_chunks?view=lineage&lineageDepth=1"
+    )
+    assert "Asset checks 6 / 6 Passed Partitions 100% filled" in text, text[:1500]

@@ -3,6 +3,9 @@
 Not partitioned: one materialization evaluates the whole corpus, so the UI plots each
 metric over runs. It reads the documents' stored IR (not their chunks), so templates other
 than the configured one are compared on the same documents.
+
+With no evaluation set in its folder there is nothing to measure: the step succeeds without
+materializing (Dagster shows the asset and its check skipped) and says why in one line.
 """
 
 import time
@@ -13,12 +16,15 @@ from dagster import (
     AssetCheckSeverity,
     AssetCheckSpec,
     AssetExecutionContext,
+    AssetKey,
+    AssetObservation,
+    AssetOut,
     Config,
     ConfigurableResource,
     Failure,
     MetadataValue,
     Output,
-    asset,
+    multi_asset,
 )
 from pydantic import Field
 
@@ -33,10 +39,11 @@ from rag_assets.retrieval.evaluation.comparison import (
     compare_templates,
     run_specs,
 )
-from rag_assets.retrieval.evaluation.sets import load_eval_sets, passage_document
+from rag_assets.retrieval.evaluation.sets import find_eval_sets, load_eval_sets, passage_document
 
 DEFAULT_TEMPLATES = ("fixed", "semantic", "auto")
 EVALUATION_VERSION = "1"  # relevance and metric definitions
+EVALUATION = "retrieval_evaluation"
 FLOORS_CHECK = "metrics_above_floors"
 
 
@@ -62,22 +69,33 @@ class RetrievalEvaluationConfig(Config):
     )
 
 
-@asset(
-    group_name="evaluation",
-    code_version=EVALUATION_VERSION,
+# A multi-asset only for what @asset cannot say: its output and its check may both be left out
+# (a run with no evaluation set succeeds, the asset and the check read skipped).
+@multi_asset(
+    name=EVALUATION,
+    outs={
+        EVALUATION: AssetOut(
+            is_required=False,
+            group_name="evaluation",
+            code_version=EVALUATION_VERSION,
+            io_manager_key="json_io_manager",
+            kinds={"milvus"},
+            description=(
+                "Recall@1/5/10, MRR@10, nDCG@10 per template and slice on the evaluation sets."
+            ),
+        )
+    },
     # The model and the BM25 analyzer change what is measured, as the documents do.
     deps=[normalized_documents, table_markdown, "embedding_settings", "index_settings"],
-    io_manager_key="json_io_manager",
-    kinds={"milvus"},
     pool="milvus",
+    can_subset=True,
     check_specs=[
         AssetCheckSpec(
             FLOORS_CHECK,
-            asset="retrieval_evaluation",
+            asset=EVALUATION,
             description="Every metric given a floor in the config is at or above it.",
         )
     ],
-    description="Recall@1/5/10, MRR@10, nDCG@10 per template and slice on the evaluation sets.",
 )
 def retrieval_evaluation(
     context: AssetExecutionContext,
@@ -93,15 +111,15 @@ def retrieval_evaluation(
     started = time.perf_counter()
     eval_dir = Path(evaluation.eval_dir)
     try:
-        sets = load_eval_sets(eval_dir) if eval_dir.is_dir() else []
+        sets = load_eval_sets(eval_dir) if find_eval_sets(eval_dir) else []
     except ConfigurationError as error:
         raise Failure(description=str(error), allow_retries=False) from error
     questions = [q for s in sets for q in s.questions]
     if not questions:
-        raise Failure(
-            description=f"no evaluation questions under {eval_dir} (see docs/evaluation.md)",
-            allow_retries=False,
-        )
+        reason = no_questions_reason(eval_dir)
+        context.log.info(f"skipped: {reason}")
+        context.log_event(AssetObservation(asset_key=EVALUATION, metadata={"skipped": reason}))
+        return
     doc_ids = context.instance.get_dynamic_partitions(documents_partitions.name)
     documents, missing = read_documents(evaluation.storage_root, doc_ids)
     documents += [passage_document(p) for s in sets for p in s.passages]
@@ -130,8 +148,12 @@ def retrieval_evaluation(
     except ConfigurationError as error:  # an unknown template, a collection of another model
         raise Failure(description=str(error), allow_retries=False) from error
     flat = comparison.flat_metrics()
+    if AssetKey(EVALUATION) not in context.selected_asset_keys:  # the check alone, from the UI
+        yield floors_check(flat, config.floors)
+        return
     yield Output(
         comparison,
+        output_name=EVALUATION,
         metadata={
             **flat,
             "table": MetadataValue.md(comparison.markdown_table()),
@@ -148,6 +170,10 @@ def retrieval_evaluation(
         },
     )
     yield floors_check(flat, config.floors)
+
+
+def no_questions_reason(eval_dir: Path) -> str:
+    return f"no evaluation questions under {eval_dir} (see docs/evaluation.md)"
 
 
 def floors_check(metrics: dict[str, float], floors: dict[str, float]) -> AssetCheckResult:

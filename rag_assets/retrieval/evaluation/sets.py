@@ -84,19 +84,27 @@ class EvalSet(BaseModel):
     passages: list[Passage] = Field(default_factory=list)
 
 
+def find_eval_sets(folder: Path) -> list[Path]:
+    """The sets in `folder`, unread: `*.jsonl` and `*.json` files, BEIR sub-folders; none when
+    the folder does not exist."""
+    if not folder.is_dir():
+        return []
+    return [
+        path
+        for path in sorted(folder.iterdir())
+        if (path.is_dir() and (path / "queries.jsonl").is_file())
+        or (path.is_file() and path.suffix in (".jsonl", ".json"))
+    ]
+
+
 def load_eval_sets(folder: Path) -> list[EvalSet]:
     """Every set in `folder`: `*.jsonl` files, SQuAD/CMRC `*.json` files, BEIR sub-folders."""
     if not folder.is_dir():
         raise ConfigurationError(f"no evaluation folder {folder}")
     sets: list[EvalSet] = []
-    for path in sorted(folder.iterdir()):
+    for path in find_eval_sets(folder):
         _within(folder, path)
-        if path.is_dir() and (path / "queries.jsonl").is_file():
-            sets.append(load_beir_set(path))
-        elif path.suffix == ".jsonl":
-            sets.append(load_jsonl_set(path))
-        elif path.suffix == ".json":
-            sets.append(load_squad_set(path))
+        sets.append(load_eval_set(path))
     return sets
 
 
