@@ -207,6 +207,7 @@ def test_automation_requests_nothing_a_running_cli_ingest_run_does(tmp_path, mon
     from rag_assets.defs.partitions import documents_partitions
     from rag_assets.instance import open_instance
     from rag_assets.runner.ingest import _execute
+    from rag_assets.runner.progress import RunProgress
     from rag_assets.sources.keys import partition_key_for
 
     settings = Settings(data_dir=tmp_path / "data")
@@ -225,7 +226,7 @@ def test_automation_requests_nothing_a_running_cli_ingest_run_does(tmp_path, mon
         instance,
         key,
         cursor,
-        lambda: _execute(instance, defs, key, tuple(PIPELINE), {}),
+        lambda: _execute(instance, defs, key, tuple(PIPELINE), {}, RunProgress()),
         monkeypatch,
     )
     assert run.success
