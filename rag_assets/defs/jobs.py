@@ -7,6 +7,9 @@ from rag_assets.defs.assets import PIPELINE
 from rag_assets.defs.partitions import documents_partitions
 
 INGEST_JOB = "ingest_documents"
+# Who started a run, where Dagster's own tags do not say (the UI shows a run without a
+# sensor, schedule or automation tag as "Manually launched").
+LAUNCHED_BY_TAG = "rag_assets/launched_by"
 
 # In-process: heavy imports (Docling, FlagEmbedding, torch) and model loads are paid once
 # per run instead of once per step; a document's seven steps are sequential anyway.
