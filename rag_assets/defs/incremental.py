@@ -78,14 +78,13 @@ class Reading:
     values: dict[str, Any]
 
     def metadata(self) -> dict[str, Any]:
-        return {
-            name: MetadataValue.json(value)
-            if isinstance(value, (dict, list))
-            else MetadataValue.text("(none)")
-            if value is None
-            else value
-            for name, value in self.values.items()
-        }
+        return {name: _shown(value) for name, value in self.values.items()}
+
+
+def _shown(value: Any) -> Any:
+    if isinstance(value, (dict, list)):
+        return MetadataValue.json(value)
+    return MetadataValue.text("(none)") if value is None else value
 
 
 def _settings(values: dict[str, Any]) -> Reading:

@@ -6,7 +6,9 @@ partition that no longer exists while its file is still tracked, or its fixed co
 takes its file out of the inbox too, so it is not added again.
 
 Each tick also reports the files' and settings' new versions (see `incremental`), so the UI's
-stale status follows the inbox between runs."""
+stale status follows the inbox between runs. A document still stored under the key its path had
+before keys began with the file's name gets a partition under its key now, and the earlier one
+goes once that is indexed (`lifecycle.superseded_keys`)."""
 
 import json
 
