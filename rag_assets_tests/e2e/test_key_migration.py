@@ -139,3 +139,11 @@ def test_the_sensor_keeps_an_earlier_key_until_its_document_is_indexed_again(
     assert set(_canary_hits(settings, capsys)) == {NEW["canary.md"]}
     assert _stored_keys(settings) == set(NEW.values())
     assert sorted(p.name for p in (settings.inbox_dir / "docs").iterdir()) == sorted(DOCS)
+
+
+def test_a_document_under_an_earlier_key_is_removed_with_its_file(earlier, tmp_path, capsys):
+    settings = _copy(earlier, tmp_path)
+    assert main(["remove", "--data-dir", str(settings.data_dir), "docs/canary.md"]) == 0
+    assert open_instance(settings).get_dynamic_partitions("documents") == [OLD["other.md"]]
+    assert sorted(p.name for p in (settings.inbox_dir / "docs").iterdir()) == ["other.md"]
+    assert _canary_hits(settings, capsys) == []
