@@ -68,13 +68,6 @@ def _stored_keys(settings: Settings) -> set[str]:
     return stored
 
 
-def test_keys_begin_with_the_file_name_and_fit_the_ui():
-    assert NEW["canary.md"].startswith("canary.md--docs-")
-    assert OLD["canary.md"].startswith("docs--canary.md-")
-    long = partition_key_for("corpus/a-very-long-host-controller-specification.pdf")
-    assert len(long) <= 40 and long.startswith("a-very-long-host-controller") and ".pdf-" in long
-
-
 def test_earlier_keys_are_read_then_ingest_stores_each_document_once(earlier, tmp_path, capsys):
     settings = _copy(earlier, tmp_path)
     # Read as it is: by path, by section, by query, before anything runs again.
