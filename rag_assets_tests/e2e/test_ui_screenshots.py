@@ -237,3 +237,31 @@ def test_screenshots_of_the_graph_a_partition_and_its_checks(ui):
             assert expected in text, f"{name} does not show {expected!r}: {text[:1500]!r}"
         # A rendered page, not a blank one: Dagster's UI in 1600 px is well over 50 KB of PNG.
         assert (OUTPUT / f"{name}.png").stat().st_size > 50_000, name
+
+
+def _shown_partition_keys(dom: str) -> dict[str, str]:
+    """Each partition key in the list, and what Dagster's MiddleTruncate leaves of it on screen."""
+    found = re.findall(r'class="MiddleTruncate_[^"]*" title="([^"]*)"><span>([^<]*)</span>', dom)
+    return {html.unescape(key): html.unescape(shown) for key, shown in found}
+
+
+def test_a_partition_list_shows_the_whole_key_of_a_document_in_a_folder(tmp_path):
+    """A document in a folder, with a long name: its key begins with the name and the
+    asset's partition list shows it uncut (a key of 40 characters, as the folder-first key of
+    this path is, shows as `host-controller-sp…d--corpus-8dd36ace`)."""
+    chromium = _chromium()
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    shutil.copyfile(DOCUMENT, corpus / "host-controller-spec.md")
+    data_dir = tmp_path / "data"
+    (outcome,) = ingest(Settings(data_dir=data_dir), [corpus])
+    assert outcome.success and outcome.doc_id.startswith("host-controller-spec.md-"), outcome
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    with webserver(data_dir) as port:
+        assert graphql(port, "mutation { setNuxSeen }")["setNuxSeen"] is True
+        page = f"http://127.0.0.1:{port}/assets/raw_documents?view=partitions"
+        process = _render(chromium, page, OUTPUT / "partition-keys.png", 900)
+        dom, _ = process.communicate(timeout=180)
+    assert process.returncode == 0
+    (OUTPUT / "partition-keys.html").write_text(dom)
+    assert _shown_partition_keys(dom)[outcome.doc_id] == outcome.doc_id
