@@ -32,7 +32,7 @@ from rag_assets.index.store import MilvusIndex
 from rag_assets.instance import RECEIPT
 from rag_assets.settings import Settings
 from rag_assets.sources.inbox import scan_folder
-from rag_assets.sources.keys import check_partition_key
+from rag_assets.sources.keys import check_partition_key, legacy_partition_key_for
 from rag_assets.sources.paths import inside
 from rag_assets.storage import read_documents, read_parquet
 from rag_assets.tables.cache import VisionCache
@@ -96,16 +96,23 @@ class Removed:
 
 
 def remove_document(
-    folder: DataFolder, doc_id: str, live: Iterable[str], index: MilvusIndex | None
+    folder: DataFolder,
+    doc_id: str,
+    live: Iterable[str],
+    index: MilvusIndex | None,
+    keep_inbox_file: bool = False,
 ) -> Removed:
-    """Delete everything `doc_id` left; `live` are the documents that stay (for shared caches)."""
+    """Delete everything `doc_id` left; `live` are the documents that stay (for shared caches).
+    `keep_inbox_file`: the file stays, stored again under its current key."""
     check_partition_key(doc_id)
     removed = Removed(doc_id)
     others = set(live) - {doc_id}
     # Caches first: which entries are the document's is read from its stored files.
     _remove_cache_entries(folder, doc_id, others, removed)
-    for file in scan_folder(folder.inbox, folder.follow_symlinks).files:
-        if file.partition_key == doc_id:
+    files = [] if keep_inbox_file else scan_folder(folder.inbox, folder.follow_symlinks).files
+    for file in files:
+        # A document still stored under the key its path had before is its file's too.
+        if doc_id in (file.partition_key, legacy_partition_key_for(file.relative_path)):
             file.path.unlink(missing_ok=True)
             _prune_empty_parents(file.path.parent, folder.inbox)
             removed.source_paths.append(file.relative_path)

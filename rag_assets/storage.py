@@ -14,7 +14,11 @@ from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.contracts.tabular import from_arrow
 from rag_assets.settings import Settings
 from rag_assets.sources.inbox import scan_inbox
-from rag_assets.sources.keys import is_valid_partition_key, partition_key_for
+from rag_assets.sources.keys import (
+    is_valid_partition_key,
+    legacy_partition_key_for,
+    partition_key_for,
+)
 from rag_assets.tables.models import TableMarkdown
 from rag_assets.tables.structure import with_table_markdown
 
@@ -34,20 +38,30 @@ def asset_dir(settings: Settings, asset: str) -> UPath:
     return UPath(settings.asset_storage_root) / asset
 
 
+def _has_chunks(settings: Settings, key: str) -> bool:
+    return (asset_dir(settings, "document_chunks") / f"{key}.parquet").exists()
+
+
+def stored_key(settings: Settings, relative_path: str) -> str:
+    """The key an inbox file's document is stored under: its key, or the one its path had
+    before keys put the name first while the document is stored only under that (until it is
+    ingested again, `rag_assets.defs.lifecycle.retire_superseded`)."""
+    key = partition_key_for(relative_path)
+    earlier = legacy_partition_key_for(relative_path)
+    return earlier if not _has_chunks(settings, key) and _has_chunks(settings, earlier) else key
+
+
 def resolve_doc_id(settings: Settings, document: str) -> str:
     """A doc id as given, or the id of an inbox file named by path, relative path or file name."""
     # Only a key rag_assets minted is joined to a path: "../x" must not read outside the data.
-    if (
-        is_valid_partition_key(document)
-        and (asset_dir(settings, "document_chunks") / f"{document}.parquet").exists()
-    ):
+    if is_valid_partition_key(document) and _has_chunks(settings, document):
         return document
     inbox = settings.inbox_dir
     candidate = Path(document).resolve()
     if candidate.is_relative_to(inbox.resolve()):
-        return partition_key_for(candidate.relative_to(inbox.resolve()).as_posix())
+        return stored_key(settings, candidate.relative_to(inbox.resolve()).as_posix())
     matches = [
-        f.partition_key
+        stored_key(settings, f.relative_path)
         for f in scan_inbox(inbox)
         if f.relative_path == document or f.path.name == Path(document).name
     ]

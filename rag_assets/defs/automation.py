@@ -25,6 +25,7 @@ from rag_assets.defs.dagster_private import (
     set_auto_materialize_paused,
 )
 from rag_assets.defs.incremental import OBSERVED_SOURCES
+from rag_assets.defs.jobs import LAUNCHED_BY_TAG
 
 # A parent updated by a run that did not execute this asset, since this asset last ran or was
 # requested.
@@ -52,9 +53,13 @@ def eager(assets_def: AssetsDefinition) -> AssetsDefinition:
     )
 
 
+# Dagster's daemon runs what automation requests as the asset job (`__ASSET_JOB`, "Jobless
+# asset materializations" in the UI), never as `ingest_documents`: it picks an implicit job for
+# an asset selection. The tag marks them among the runs of the asset job.
 automation_sensor = AutomationConditionSensorDefinition(
     "automation_sensor",
     target=AssetSelection.all(),
+    run_tags={LAUNCHED_BY_TAG: "automation"},
     default_status=DefaultSensorStatus.RUNNING,
     description="Evaluates the assets' automation conditions (eager below raw_documents).",
 )

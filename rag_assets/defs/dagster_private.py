@@ -11,6 +11,8 @@ Why each is needed:
   run's own handlers are in place still stops it at its first step;
 - the instance's automation switch (`set_auto_materialize_paused`, `InstigatorType`): the UI's
   "Auto-materialize on/off" tag reads it, while automation runs as `automation_sensor`.
+- input provenance of observed partitions (`DataVersionCache`): see
+  `_partitions_data_version`, installed on import.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from dagster import DagsterEventType
 from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
 from dagster._core.definitions.data_version import (
     DATA_VERSION_TAG,
@@ -26,6 +29,7 @@ from dagster._core.definitions.data_version import (
     extract_data_provenance_from_entry,
 )
 from dagster._core.event_api import PartitionKeyFilter
+from dagster._core.execution.context.data_version_cache import DataVersionCache
 from dagster._core.scheduler.instigation import InstigatorType
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
 from dagster._core.storage.tags import PARTITION_NAME_TAG
@@ -81,6 +85,7 @@ PRIVATE_APIS = (
     ("dagster._core.workspace.load", "location_origins_from_yaml_paths"),
     ("dagster._core.definitions.job_base", "InMemoryJob"),
     ("dagster._core.execution.api", "execute_run"),
+    ("dagster._core.execution.context.data_version_cache", "DataVersionCache"),
 )
 
 
@@ -126,3 +131,31 @@ def mark_interrupt_received() -> None:
     from dagster._utils import interrupts
 
     interrupts._received_interrupt["received"] = True
+
+
+def _partitions_data_version(self: DataVersionCache, key, partition_keys):
+    """Dagster's input version of a partitioned parent, read from its observations when it is
+    observed rather than materialized (dagster-io/dagster#33988, fixed this way by the open
+    #34051): Dagster 1.13 reads materializations only, so every step reading an observed source
+    recorded `input_data_version/<source>` as the hash of nothing (e3b0c442...). The same hash
+    of the partitions' versions, sorted by partition, as Dagster computes for materializations."""
+    from hashlib import sha256
+
+    from dagster import DataVersion
+
+    instance = self._context.instance
+    records = instance.get_asset_records([key])
+    observed = bool(records) and records[0].asset_entry.last_materialization_record is None
+    event_type = (
+        DagsterEventType.ASSET_OBSERVATION if observed else DagsterEventType.ASSET_MATERIALIZATION
+    )
+    tags = instance.event_log_storage.get_latest_tags_by_partition(
+        key, event_type, [DATA_VERSION_TAG], asset_partitions=list(partition_keys)
+    )
+    versions = [tags[partition][DATA_VERSION_TAG] for partition in sorted(tags)]
+    return DataVersion(sha256("".join(versions).encode("utf8")).hexdigest())
+
+
+# Kept to check (test_dagster_private) that the method replaced is still Dagster's, as it was.
+DAGSTER_PARTITIONS_DATA_VERSION = DataVersionCache._get_partitions_data_version_from_keys
+DataVersionCache._get_partitions_data_version_from_keys = _partitions_data_version

@@ -24,6 +24,8 @@ from dagster import (
     DagsterInstance,
     DataVersion,
     DataVersionsByPartition,
+    MetadataValue,
+    ObserveResult,
     RunsFilter,
     SourceAsset,
     observable_source_asset,
@@ -42,6 +44,7 @@ from rag_assets.defs.dagster_private import (
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.pipeline import pipeline_order
 from rag_assets.index.schema import ENGINE_BM25
+from rag_assets.redaction import redact_url
 from rag_assets.sources.inbox import InboxFile, scan_folder, sha256_file
 
 RESOURCES = ["inbox", "parser", "collections", "embedding", "llm", "milvus"]
@@ -67,15 +70,41 @@ def arrow_version(table) -> DataVersion:
     return content_version(sink.getvalue().to_pybytes())
 
 
-def _parser_settings(r, file: InboxFile) -> str:
+@dataclass(frozen=True)
+class Reading:
+    """An observed source's version and the values it is the hash of, shown in the UI."""
+
+    version: str
+    values: dict[str, Any]
+
+    def metadata(self) -> dict[str, Any]:
+        return {name: _shown(value) for name, value in self.values.items()}
+
+
+def _shown(value: Any) -> Any:
+    if isinstance(value, (dict, list)):
+        return MetadataValue.json(value)
+    return MetadataValue.text("(none)") if value is None else value
+
+
+def _settings(values: dict[str, Any]) -> Reading:
+    return Reading(digest(values), values)
+
+
+def _inbox_file(r, file: InboxFile) -> Reading:
+    sha = sha256_file(file.path)
+    return Reading(sha, {"path": file.relative_path, "size_bytes": file.size, "sha256": sha})
+
+
+def _parser_settings(r, file: InboxFile) -> Reading:
     plan = r.collections.plan(file.relative_path)
-    return digest({"parser": plan.parser, "docling": r.parser.docling_artifacts_path})
+    return _settings({"parser": plan.parser, "docling": r.parser.docling_artifacts_path})
 
 
-def _template_settings(r, file: InboxFile) -> str:
+def _template_settings(r, file: InboxFile) -> Reading:
     plan = r.collections.plan(file.relative_path)
     llm = r.llm.settings()
-    return digest(
+    return _settings(
         {
             "template": plan.template,
             "options": plan.options,
@@ -85,9 +114,9 @@ def _template_settings(r, file: InboxFile) -> str:
     )
 
 
-def _vision_settings(r) -> str:
+def _vision_settings(r) -> Reading:
     llm = r.llm.settings()
-    return digest(
+    return _settings(
         {
             "vision_model": (llm.vision_model or llm.model) if llm.vision_enabled else None,
             "dpi": r.llm.vision_dpi,
@@ -96,35 +125,38 @@ def _vision_settings(r) -> str:
     )
 
 
-def _index_settings(r) -> str:
+def _embedding_settings(r) -> Reading:
+    values = {"model": r.embedding.model, "kind": r.embedding.kind}
+    # FlagEmbedding keeps the digest it had; another runtime's vectors differ, so re-embed.
+    runtime = r.embedding.vectors_version()
+    return _settings(values | ({"runtime": runtime} if runtime else {}))
+
+
+def _index_settings(r) -> Reading:
     bm25 = (r.milvus.bm25_k1, r.milvus.bm25_b)
-    return digest(
-        {"uri": r.milvus.uri, "analyzer": r.milvus.text_analyzer, "model": r.embedding.model}
-        # The engine's own k1 and b keep the version indexes had before these were settings.
-        | ({"bm25": list(bm25)} if bm25 != ENGINE_BM25 else {})
-    )
+    values = {"uri": r.milvus.uri, "analyzer": r.milvus.text_analyzer, "model": r.embedding.model}
+    # The engine's own k1 and b keep the version indexes had before these were settings.
+    reading = _settings(values | ({"bm25": list(bm25)} if bm25 != ENGINE_BM25 else {}))
+    # The URI may carry credentials: hashed into the version, shown redacted.
+    return Reading(reading.version, reading.values | {"uri": redact_url(r.milvus.uri)})
 
 
-# How each observed asset's version is read: per document, or one for all documents.
-PER_DOCUMENT: dict[str, Callable[[Any, InboxFile], str]] = {
-    "inbox_files": lambda r, file: sha256_file(file.path),
+# How each observed asset is read: per document, or one for all documents.
+PER_DOCUMENT: dict[str, Callable[[Any, InboxFile], Reading]] = {
+    "inbox_files": _inbox_file,
     "parser_settings": _parser_settings,
     "template_settings": _template_settings,
 }
-SHARED: dict[str, Callable[[Any], str]] = {
-    "normalize_settings": lambda r: digest({"repairs_off": sorted(r.parser.repairs_off)}),
+SHARED: dict[str, Callable[[Any], Reading]] = {
+    "normalize_settings": lambda r: _settings({"repairs_off": sorted(r.parser.repairs_off)}),
     "vision_settings": _vision_settings,
-    "embedding_settings": lambda r: digest(
-        {"model": r.embedding.model, "kind": r.embedding.kind}
-        # FlagEmbedding keeps the digest it had; another runtime's vectors differ, so re-embed.
-        | ({"runtime": v} if (v := r.embedding.vectors_version()) else {})
-    ),
+    "embedding_settings": _embedding_settings,
     "index_settings": _index_settings,
 }
 # Each step of a document's run reads one of these besides its parents (its `deps`).
 OBSERVED_SOURCES = [*PER_DOCUMENT, *SHARED]
 DESCRIPTIONS = {
-    "inbox_files": "A document's file in the inbox; its data version is the file's sha256.",
+    "inbox_files": "A document's file in the inbox: its path, size and sha256 (its data version).",
     "parser_settings": "The parser a document gets (collections, settings, Docling models).",
     "template_settings": "The template and options a document gets, the tokenizer and any LLM.",
     "normalize_settings": "The IR repairs left out (RAG_ASSETS_REPAIRS_OFF).",
@@ -132,6 +164,17 @@ DESCRIPTIONS = {
     "embedding_settings": "The embedding model, its kind and the runtime that encodes with it.",
     "index_settings": "The Milvus URI, the text analyzer, BM25's k1 and b and the model the collection is named after.",
 }
+
+
+def observation(asset: str, reading: Reading, partition: str | None = None) -> AssetObservation:
+    """What the UI shows for an observed source: the values on the observation, their hash as
+    its data version."""
+    return AssetObservation(
+        asset,
+        partition=partition,
+        tags={DATA_VERSION_TAG: reading.version},
+        metadata=reading.metadata(),
+    )
 
 
 def _known_files(context) -> list[InboxFile]:
@@ -150,10 +193,11 @@ def _per_document_source(name: str) -> SourceAsset:
         description=DESCRIPTIONS[name],
     )
     def observe(context) -> DataVersionsByPartition:
-        version = PER_DOCUMENT[name]
-        return DataVersionsByPartition(
-            {f.partition_key: version(context.resources, f) for f in _known_files(context)}
-        )
+        # Logged here with their values: Dagster's DataVersionsByPartition carries no metadata.
+        for file in _known_files(context):
+            reading = PER_DOCUMENT[name](context.resources, file)
+            context.log_event(observation(name, reading, file.partition_key))
+        return DataVersionsByPartition({})
 
     return observe
 
@@ -165,8 +209,9 @@ def _shared_source(name: str) -> SourceAsset:
         required_resource_keys=set(RESOURCES),
         description=DESCRIPTIONS[name],
     )
-    def observe(context) -> DataVersion:
-        return DataVersion(SHARED[name](context.resources))
+    def observe(context) -> ObserveResult:
+        reading = SHARED[name](context.resources)
+        return ObserveResult(data_version=DataVersion(reading.version), metadata=reading.metadata())
 
     return observe
 
@@ -199,21 +244,21 @@ def changed_observations(
     """Observations for every version that differs from the latest one on the instance."""
     files = list(files)
     r = SimpleNamespace(**resources)
-    current: dict[tuple[str, str | None], str] = {
-        (asset, None): version(r) for asset, version in SHARED.items()
+    current: dict[tuple[str, str | None], Reading] = {
+        (asset, None): read(r) for asset, read in SHARED.items()
     }
     for file in files:
-        for asset, version in PER_DOCUMENT.items():
-            current[(asset, file.partition_key)] = version(r, file)
+        for asset, read in PER_DOCUMENT.items():
+            current[(asset, file.partition_key)] = read(r, file)
     keys = [f.partition_key for f in files]
     latest = {
         asset: _latest_versions(instance, asset, keys if asset in PER_DOCUMENT else None)
         for asset in OBSERVED_SOURCES
     }
     return [
-        AssetObservation(asset, partition=partition, tags={DATA_VERSION_TAG: version})
-        for (asset, partition), version in current.items()
-        if latest[asset].get(partition) != version
+        observation(asset, reading, partition)
+        for (asset, partition), reading in current.items()
+        if latest[asset].get(partition) != reading.version
     ]
 
 

@@ -9,6 +9,9 @@ from rag_assets.defs.assets import PIPELINE
 from rag_assets.defs.partitions import documents_partitions
 
 INGEST_JOB = "ingest_documents"
+# Who started a run, where Dagster's own tags do not say (the UI shows a run without a
+# sensor, schedule or automation tag as "Manually launched").
+LAUNCHED_BY_TAG = "rag_assets/launched_by"
 
 # The job mixes backfill policies on purpose: chunk_embeddings batches up to 100 documents in an
 # asset backfill, every other asset takes one. Dagster warns at each resolution of the job and

@@ -3,7 +3,7 @@ chunk previews) go with their files, cache entries and index rows (`rag_assets.r
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from dagster import DagsterInstance, RunsFilter
@@ -13,13 +13,19 @@ from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import MilvusResource
 from rag_assets.index.lite import purge_deleted_rows
 from rag_assets.removal import DataFolder, Removed, remove_document
+from rag_assets.sources.keys import legacy_partition_key_for
 
 
 def remove_documents(
-    instance: DagsterInstance, folder: DataFolder, milvus: MilvusResource, keys: Iterable[str]
+    instance: DagsterInstance,
+    folder: DataFolder,
+    milvus: MilvusResource,
+    keys: Iterable[str],
+    keep_inbox_files: bool = False,
 ) -> list[Removed]:
     """Every stored trace of these documents; their partitions are left to the caller (the
-    sensor deletes them through its result, the CLI directly)."""
+    sensor deletes them through its result, the CLI directly). `keep_inbox_files`: for
+    documents stored again under their file's current key (`superseded_keys`)."""
     keys = sorted(set(keys))
     if not keys:
         return []
@@ -28,14 +34,47 @@ def remove_documents(
     has_index = not milvus.uri.endswith(".db") or Path(milvus.uri).exists()
     if has_index:
         with milvus.open() as index:
-            removed = [remove_document(folder, key, live, index) for key in keys]
+            removed = [remove_document(folder, key, live, index, keep_inbox_files) for key in keys]
         purge_deleted_rows(milvus.uri)
     else:
-        removed = [remove_document(folder, key, live, None) for key in keys]
+        removed = [remove_document(folder, key, live, None, keep_inbox_files) for key in keys]
     for key in keys:
         for run in instance.get_runs(RunsFilter(tags={PARTITION_NAME_TAG: key})):
             # A run still going writes on; the inbox sensor removes what it leaves on a later
             # tick (a fixed copy without a partition), and the run with it.
             if run.is_finished:
                 instance.delete_run(run.run_id)
+    return removed
+
+
+def superseded_keys(instance: DagsterInstance, documents: Mapping[str, str]) -> dict[str, str]:
+    """Partitions of a data folder ingested before keys put the file's name first: the earlier
+    key of each of `documents` (relative path -> its key) still a partition, with its key now.
+
+    Such a document is ingested again under its key now, then the earlier one is removed like a
+    deleted document (`remove_documents` keeping the file): nothing is renamed in place, so a
+    stop at any point leaves either the earlier document whole and searchable or both, never a
+    document half under each key (its stored files, index rows, chunk ids and Dagster's history
+    all hold the key)."""
+    known = set(instance.get_dynamic_partitions(documents_partitions.name))
+    earlier = {path: legacy_partition_key_for(path) for path in documents}
+    return {
+        earlier[path]: key
+        for path, key in documents.items()
+        if earlier[path] != key and earlier[path] in known
+    }
+
+
+def retire_superseded(
+    instance: DagsterInstance,
+    folder: DataFolder,
+    milvus: MilvusResource,
+    indexed: Mapping[str, str],
+) -> list[Removed]:
+    """The earlier keys of documents `indexed` now (relative path -> key): their stored traces
+    and partitions removed, their inbox files kept."""
+    superseded = superseded_keys(instance, indexed)
+    removed = remove_documents(instance, folder, milvus, superseded, keep_inbox_files=True)
+    for key in superseded:
+        instance.delete_dynamic_partition(documents_partitions.name, key)
     return removed

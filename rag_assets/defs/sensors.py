@@ -6,7 +6,9 @@ partition that no longer exists while its file is still tracked, or its fixed co
 takes its file out of the inbox too, so it is not added again.
 
 Each tick also reports the files' and settings' new versions (see `incremental`), so the UI's
-stale status follows the inbox between runs."""
+stale status follows the inbox between runs. A document still stored under the key its path had
+before keys began with the file's name gets a partition under its key now, and the earlier one
+goes once that is indexed (`lifecycle.superseded_keys`)."""
 
 import json
 
@@ -23,7 +25,7 @@ from dagster import (
 from rag_assets.defs.assets import PIPELINE
 from rag_assets.defs.incremental import changed_observations
 from rag_assets.defs.landing import run_selection
-from rag_assets.defs.lifecycle import remove_documents
+from rag_assets.defs.lifecycle import remove_documents, superseded_keys
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import (
     CollectionsResource,
@@ -47,6 +49,14 @@ def _last_ingested_sha(context: SensorEvaluationContext, key: str) -> str | None
         return None
     metadata = records[0].asset_materialization.metadata
     return metadata["sha256"].value if "sha256" in metadata else None
+
+
+def _indexed(context: SensorEvaluationContext, key: str) -> bool:
+    return bool(
+        context.instance.fetch_materializations(
+            AssetRecordsFilter(asset_key=AssetKey("vector_index"), asset_partitions=[key]), limit=1
+        ).records
+    )
 
 
 def build_inbox_sensor(job, folder: DataFolder, minimum_interval_seconds: int = 30):
@@ -92,16 +102,27 @@ def build_inbox_sensor(job, folder: DataFolder, minimum_interval_seconds: int = 
             known - set(refused),
             lambda key: _last_ingested_sha(context, key),
         )
-        for removed in remove_documents(context.instance, folder, milvus, plan.remove_partitions):
+        # A document stored under the key its path had before keys put the name first stays
+        # searchable until its run under the key now has indexed it, then goes.
+        superseded = superseded_keys(
+            context.instance, {f.relative_path: f.partition_key for f in scan.files}
+        )
+        retired = sorted(k for k, key in superseded.items() if _indexed(context, key))
+        gone = [k for k in plan.remove_partitions if k not in superseded]
+        for removed in remove_documents(context.instance, folder, milvus, gone):
             context.log.info(f"file removed from the inbox; {removed.summary()}")
+        for removed in remove_documents(
+            context.instance, folder, milvus, retired, keep_inbox_files=True
+        ):
+            context.log.info(
+                f"indexed again as {superseded[removed.doc_id]}; earlier key {removed.summary()}"
+            )
         paths = {f.partition_key: f.relative_path for f in scan.files}
         requests = []
         if plan.add_partitions:
             requests.append(documents_partitions.build_add_request(plan.add_partitions))
-        if plan.remove_partitions or refused:
-            requests.append(
-                documents_partitions.build_delete_request([*plan.remove_partitions, *refused])
-            )
+        if gone or retired or refused:
+            requests.append(documents_partitions.build_delete_request([*gone, *retired, *refused]))
         return SensorResult(
             run_requests=[
                 RunRequest(

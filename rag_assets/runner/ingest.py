@@ -27,8 +27,9 @@ from rag_assets.defs.dagster_private import (
     pop_captured_interrupt,
 )
 from rag_assets.defs.incremental import PartitionPlan, plan_runs, report_changes
-from rag_assets.defs.jobs import INGEST_JOB
+from rag_assets.defs.jobs import INGEST_JOB, LAUNCHED_BY_TAG
 from rag_assets.defs.landing import landing_plan
+from rag_assets.defs.lifecycle import retire_superseded
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.recovery import process_tags, recover_dead_runs, wait_for_pools
 from rag_assets.defs.status import failure_reason, latest_metadata
@@ -43,6 +44,7 @@ from rag_assets.interrupts import (
     stop_signals,
 )
 from rag_assets.parsers.page_pool import drop_read_ahead
+from rag_assets.removal import DataFolder
 from rag_assets.runner.progress import RunProgress, watch_run
 from rag_assets.runner.receipt import DocumentOutcome, place_in_inbox, receipt_digest, write_receipt
 from rag_assets.settings import Settings
@@ -140,7 +142,12 @@ def _execute(
     run = instance.create_run_for_job(
         job_def,
         run_config=run_config,
-        tags={**job_def.run_tags, PARTITION_NAME_TAG: key, **process_tags()},
+        tags={
+            **job_def.run_tags,
+            PARTITION_NAME_TAG: key,
+            LAUNCHED_BY_TAG: "cli",
+            **process_tags(),
+        },
         # Named even when every asset runs: automation then knows this run executes the steps
         # below a parent it updates, and requests none of them while it runs.
         asset_selection={AssetKey(a) for a in assets},
@@ -316,6 +323,11 @@ def _run_all(
             if stopped:
                 return
             engine.step_aside_if_wanted()
+        # Each document once, under the key the UI shows: earlier keys of those indexed now go.
+        indexed = {
+            o.source_path: o.doc_id for o in progress.outcomes if o.success and not o.skipped
+        }
+        retire_superseded(instance, DataFolder.of(settings), resources["milvus"], indexed)
     outcomes = progress.outcomes
     if own_instance and all(o.success for o in outcomes):
         fresh = [o for o in outcomes if not o.skipped and not o.ran]

@@ -377,6 +377,34 @@ def test_an_evaluation_without_a_set_reads_skipped_not_failed(ui):
     assert reason["label"] == "skipped" and reason["text"].startswith("no evaluation questions")
 
 
+def _shown_partition_keys(dom: str) -> dict[str, str]:
+    """Each partition key in the list, and what Dagster's MiddleTruncate leaves of it on screen."""
+    found = re.findall(r'class="MiddleTruncate_[^"]*" title="([^"]*)"><span>([^<]*)</span>', dom)
+    return {html.unescape(key): html.unescape(shown) for key, shown in found}
+
+
+def test_a_partition_list_shows_the_whole_key_of_a_document_in_a_folder(tmp_path):
+    """A document in a folder, with a long name: its key begins with the name and the
+    asset's partition list shows it uncut (a key of 40 characters, as the folder-first key of
+    this path is, shows as `host-controller-sp…d--corpus-8dd36ace`)."""
+    chromium = _chromium()
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    shutil.copyfile(DOCUMENT, corpus / "host-controller-spec.md")
+    data_dir = tmp_path / "data"
+    (outcome,) = ingest(Settings(data_dir=data_dir), [corpus])
+    assert outcome.success and outcome.doc_id.startswith("host-controller-spec.md-"), outcome
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    with webserver(data_dir) as port:
+        assert graphql(port, "mutation { setNuxSeen }")["setNuxSeen"] is True
+        page = f"http://127.0.0.1:{port}/assets/raw_documents?view=partitions"
+        process = _render(chromium, page, OUTPUT / "partition-keys.png", 900)
+        dom, _ = process.communicate(timeout=180)
+    assert process.returncode == 0
+    (OUTPUT / "partition-keys.html").write_text(dom)
+    assert _shown_partition_keys(dom)[outcome.doc_id] == outcome.doc_id
+
+
 # Last in the module: it removes the failed document from the instance the other tests read.
 def test_after_the_failed_file_is_removed_only_existing_documents_count(ui):
     assert main(["remove", "--data-dir", str(ui.data_dir), ui.failed.doc_id]) == 0

@@ -49,3 +49,13 @@ def test_the_gateway_lists_every_private_api_it_imports() -> None:
     # the interrupt flag is reached through the module; its name is listed
     assert ("dagster._utils.interrupts", "_received_interrupt") in PRIVATE_APIS
     assert set(dagster_private.__all__) <= set(dir(dagster_private))
+
+
+def test_the_replaced_input_version_method_is_still_dagsters_as_it_was() -> None:
+    import inspect
+
+    original = dagster_private.DAGSTER_PARTITIONS_DATA_VERSION
+    assert original.__module__ == "dagster._core.execution.context.data_version_cache"
+    assert list(inspect.signature(original).parameters) == ["self", "key", "partition_keys"]
+    # Still the materializations-only read the replacement extends to observations.
+    assert "ASSET_MATERIALIZATION" in inspect.getsource(original)

@@ -12,7 +12,7 @@ from dagster_graphql.test.utils import execute_dagster_graphql
 
 from rag_assets.cli import main
 from rag_assets.defs.assets import PIPELINE
-from rag_assets.defs.jobs import INGEST_JOB
+from rag_assets.defs.jobs import INGEST_JOB, LAUNCHED_BY_TAG
 from rag_assets.instance import open_instance
 from rag_assets.runner.ingest import WORKSPACE_YAML
 from rag_assets.settings import Settings
@@ -94,6 +94,7 @@ def test_a_cli_ingest_run_is_a_run_of_the_code_locations_job(tmp_path, monkeypat
         assert {AssetKey(a["path"]) for a in shown["assetSelection"]} == steps
     served = job.get_python_origin()
     for run in runs:
+        assert run.tags[LAUNCHED_BY_TAG] == "cli"  # not just "Manually launched"
         assert run.job_snapshot_id == subset.computed_job_snapshot_id
         # Where a run worker loads the job: the code location's module and its `defs`.
         ours = run.job_code_origin

@@ -13,9 +13,11 @@ from rag_assets.runner.ingest import ingest, place_in_inbox
 from rag_assets.settings import Settings
 from rag_assets.sources.inbox import scan_folder
 from rag_assets.sources.keys import (
+    MAX_KEY,
     InvalidPartitionKey,
     check_partition_key,
     is_valid_partition_key,
+    legacy_partition_key_for,
     partition_key_for,
 )
 from rag_assets.sources.paths import UnsafePathError, inside
@@ -58,6 +60,33 @@ HOSTILE_KEYS = [
 )
 def test_every_minted_key_is_valid(path):
     assert check_partition_key(partition_key_for(path)) == partition_key_for(path)
+
+
+@pytest.mark.parametrize(
+    ("path", "key"),
+    [
+        ("corpus/host-controller-spec.pdf", "host-controller-spec.pdf-"),  # no room for the folder
+        ("specs/manual.pdf", "manual.pdf--specs-"),
+        ("a/b/readme.md", "readme.md--b-"),
+        (
+            "corpus/a-very-long-host-controller-specification.pdf",
+            "a-very-long-host-cont.pdf-",
+        ),
+        ("specs/" + "x" * 200 + ".md", "x" * 22 + ".md-"),
+        ("top.md", "top.md-"),
+    ],
+)
+def test_keys_begin_with_the_file_name_and_fit_the_uis_selectors(path, key):
+    """The name first, the folder when it fits whole, the extension kept, at most 34 characters."""
+    minted = partition_key_for(path)
+    assert minted.startswith(key) and len(minted) <= MAX_KEY
+    assert minted[-8:] == legacy_partition_key_for(path)[-8:]  # the same hash of the same path
+
+
+def test_the_earlier_scheme_is_still_recognised_and_differs_only_for_folders_and_long_names():
+    assert legacy_partition_key_for("corpus/spec.pdf").startswith("corpus--spec.pdf-")
+    assert is_valid_partition_key(legacy_partition_key_for("corpus/" + "y" * 90 + ".pdf"))
+    assert legacy_partition_key_for("top.md") == partition_key_for("top.md")
 
 
 @pytest.mark.parametrize("key", HOSTILE_KEYS)

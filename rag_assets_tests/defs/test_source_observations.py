@@ -1,0 +1,110 @@
+"""The observed sources on a real instance: each observation shows what it read (a file's path,
+size and sha256; a document's settings), and the steps that read a source record its real
+version in their provenance, which moves when the file or the setting does."""
+
+import hashlib
+
+import pytest
+import yaml
+from dagster import AssetKey, AssetRecordsFilter, DagsterInstance
+
+from rag_assets.defs.build import build_defs
+from rag_assets.runner.ingest import ingest
+from rag_assets.settings import Settings
+from rag_assets.sources.inbox import sha256_file
+
+pytestmark = pytest.mark.slow
+
+EMPTY = hashlib.sha256(b"").hexdigest()  # what Dagster 1.13 alone records for observed parents
+
+
+def _latest(instance, asset: str, key: str, observed: bool):
+    records_filter = AssetRecordsFilter(asset_key=AssetKey(asset), asset_partitions=[key])
+    fetch = instance.fetch_observations if observed else instance.fetch_materializations
+    (record,) = fetch(records_filter, limit=1).records
+    return record.event_log_entry
+
+
+def _input_version(instance, asset: str, source: str, key: str) -> str:
+    tags = _latest(instance, asset, key, observed=False).tags
+    return tags[f"dagster/input_data_version/{source}"]
+
+
+@pytest.fixture
+def ingested(tmp_path):
+    settings = Settings(data_dir=tmp_path / "data")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "pumps.md").write_text("# Pumps\n\n## Priming\n\nPrime the pump before starting.\n")
+    instance = DagsterInstance.ephemeral()
+    (outcome,) = ingest(settings, [docs], instance=instance)
+    assert outcome.success, outcome.summary()
+    return settings, docs, instance, outcome.doc_id
+
+
+def _metadata(entry) -> dict:
+    return {name: value.value for name, value in entry.asset_observation.metadata.items()}
+
+
+def test_observations_carry_their_values_and_steps_record_real_versions(ingested):
+    settings, docs, instance, key = ingested
+    inbox_file = settings.inbox_dir / "docs" / "pumps.md"
+
+    shown = _metadata(_latest(instance, "inbox_files", key, observed=True))
+    assert shown == {
+        "path": "docs/pumps.md",
+        "size_bytes": inbox_file.stat().st_size,
+        "sha256": sha256_file(inbox_file),
+    }
+    template = _metadata(_latest(instance, "template_settings", key, observed=True))
+    assert template["template"] == settings.template and "tokenizer" in template
+    assert "parser" in _metadata(_latest(instance, "parser_settings", key, observed=True))
+
+    file_version = _input_version(instance, "raw_documents", "inbox_files", key)
+    template_version = _input_version(instance, "document_chunks", "template_settings", key)
+    parser_version = _input_version(instance, "parsed_documents", "parser_settings", key)
+    assert EMPTY not in {file_version, template_version, parser_version}
+
+    # A new template for the document: its chunks record the new settings' version.
+    settings.collections_path.write_text(
+        yaml.safe_dump(
+            {"collections": [{"name": "p", "match": ["**/pumps.md"], "template": "fixed"}]}
+        )
+    )
+    (again,) = ingest(settings, [docs], instance=instance)
+    assert again.success and "document_chunks" in again.ran
+    assert _metadata(_latest(instance, "template_settings", key, observed=True))["template"] == (
+        "fixed"
+    )
+    assert _input_version(instance, "document_chunks", "template_settings", key) not in {
+        template_version,
+        EMPTY,
+    }
+    # An edited file: its fixed copy records the new file's version.
+    (docs / "pumps.md").write_text("# Pumps\n\n## Priming\n\nPrime the pump twice.\n")
+    (edited,) = ingest(settings, [docs], instance=instance)
+    assert edited.success and edited.ran[0] == "raw_documents"
+    assert _metadata(_latest(instance, "inbox_files", key, observed=True))["sha256"] == (
+        sha256_file(inbox_file)
+    )
+    assert _input_version(instance, "raw_documents", "inbox_files", key) not in {
+        file_version,
+        EMPTY,
+    }
+
+
+def test_observing_in_the_ui_records_the_same_values(ingested):
+    """`Observe` on the sources, a run of the asset job as the UI launches it: the same values
+    and versions, on new observations."""
+    settings, _, instance, key = ingested
+    before = _latest(instance, "inbox_files", key, observed=True)
+    job = build_defs(settings).resolve_implicit_global_asset_job_def()
+    for source in ("inbox_files", "index_settings"):
+        result = job.execute_in_process(instance=instance, asset_selection=[AssetKey(source)])
+        assert result.success
+    after = _latest(instance, "inbox_files", key, observed=True)
+    assert after.timestamp > before.timestamp
+    assert _metadata(after) == _metadata(before)
+    assert after.tags["dagster/data_version"] == before.tags["dagster/data_version"]
+    index = instance.fetch_observations(AssetKey("index_settings"), limit=1).records[0]
+    assert {"uri", "analyzer", "model"} <= set(_metadata(index.event_log_entry))
