@@ -1,6 +1,7 @@
 """Throughput, side by side in one run: parsing, embedding, the whole graph and a straight script.
 
     .venv/bin/python bench/throughput.py [--pages 1000] [--parts parse,embed,e2e,script,sensor]
+    .venv/bin/python bench/throughput.py --set financebench-dev [--files N]
 
 On the generated corpus (bench/generated_corpus.py: numbered sections, two columns, register
 tables) and the fixture PDFs when ../shared is there:
@@ -16,6 +17,11 @@ tables) and the fixture PDFs when ../shared is there:
 - script: the same library calls with no Dagster (parse, template, embed, Milvus), and the
   ratio of the two (target: e2e at most 1.2x the script);
 - sensor: one inbox scan + change plan over 10,000 files (target: under 2 s).
+
+`--set financebench-dev` runs script and e2e on the real SEC filings of
+../shared/financebench-dev/pdfs (the first N by name with `--files N`) and prints them side by
+side: wall time, pages/s, CPU seconds and chunks a page, peak RSS, the ratio ingest / script,
+and per step (per asset for ingest) seconds, CPU seconds a page and peak RSS.
 """
 
 from __future__ import annotations
@@ -33,8 +39,18 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from generated_corpus import write_corpus  # noqa: E402
+from step_usage import (  # noqa: E402
+    UsageSampler,
+    cpu_seconds,
+    dagster_step_spans,
+    side_by_side,
+    step_rows,
+    table,
+)
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "pdf"
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+FIXTURES = SHARED / "fixtures" / "pdf"
+FILINGS = SHARED / "financebench-dev" / "pdfs"
 PARSERS = ("pymupdf", "unstructured")
 
 
@@ -87,18 +103,6 @@ def bench_parse(files: list[Path], label: str, parsers: list[str]) -> list[dict]
             what = f"{name}, {workers} workers" if workers > 1 else name
             rows.append(_rate(label, what, pages, started, cpu))
     return rows
-
-
-def cpu_seconds() -> tuple[float, float]:
-    """CPU time of this process, and of it with its children (the parse workers), live or
-    stopped."""
-    import psutil  # a dependency of pymupdf
-
-    me = psutil.Process()
-    times = me.cpu_times()
-    own = times.user + times.system
-    stopped = times.children_user + times.children_system
-    return own, own + stopped + sum(sum(p.cpu_times()[:2]) for p in me.children(recursive=True))
 
 
 def workers_peak_rss_gib() -> float:
@@ -184,8 +188,9 @@ def bench_embed(texts: list[str], batch_sizes: list[int]) -> list[dict]:
     return rows
 
 
-def straight_script(files: list[Path], data_dir: Path) -> tuple[float, int, list[str]]:
-    """Parse, chunk, embed and index each file with the library calls the assets make."""
+def straight_script(files: list[Path], data_dir: Path) -> tuple[float, int, list[str], dict]:
+    """Parse, chunk, embed and index each file with the library calls the assets make; with
+    each step's (start, end) spans, on the clock of UsageSampler."""
     from rag_assets.chunking import chunk_document
     from rag_assets.embedding.models import EmbeddingSpec, load_embedder
     from rag_assets.embedding.rows import embed_rows
@@ -196,106 +201,55 @@ def straight_script(files: list[Path], data_dir: Path) -> tuple[float, int, list
     from rag_assets.settings import Settings
     from rag_assets.templates.tokens import TokenizerCounter
 
+    spans: dict[str, list[tuple[float, float]]] = {}
+
+    @contextlib.contextmanager
+    def step(name: str):
+        start = time.time()
+        yield
+        spans.setdefault(name, []).append((start, time.time()))
+
     started = time.perf_counter()
-    # the settings' default parse workers, as ingest has them
-    router = ParserRouter(requested="auto", parse_workers=Settings(data_dir=data_dir).parse_workers)
-    embedder = load_embedder(EmbeddingSpec())
-    counter = TokenizerCounter.from_model_dir(embedder.resolved.path)
-    requested = Settings(data_dir=data_dir).template  # the default, as ingest has it
+    with step("load model"):
+        # the settings' default parse workers, as ingest has them
+        settings = Settings(data_dir=data_dir)
+        router = ParserRouter(requested="auto", parse_workers=settings.parse_workers)
+        embedder = load_embedder(EmbeddingSpec())
+        counter = TokenizerCounter.from_model_dir(embedder.resolved.path)
+    requested = settings.template  # the default, as ingest has it
     texts: list[str] = []
     chunks_total = 0
     with MilvusIndex(str(data_dir / "milvus.db")) as index:
         collection = index.ensure_collection(embedder.name, embedder.dimension, embedder.has_sparse)
         for f in files:
-            doc = parse_file(f, router).document
-            chunks = chunk_document(doc, requested, {}, counter).rows
-            vectors = embed_rows(embedder, chunks)
-            index.replace_document(collection, doc.doc_id, index_rows(chunks, vectors))
+            with step("parse"):
+                doc = parse_file(f, router).document
+            with step("chunk"):
+                chunks = chunk_document(doc, requested, {}, counter).rows
+            with step("embed"):
+                vectors = embed_rows(embedder, chunks)
+            with step("index"):
+                index.replace_document(collection, doc.doc_id, index_rows(chunks, vectors))
             chunks_total += len(chunks)
             texts.extend(c.text for c in chunks)
-    return time.perf_counter() - started, chunks_total, texts
+    return time.perf_counter() - started, chunks_total, texts, spans
 
 
-class RssSampler:
-    """RSS of this process plus its children (the parse workers), every `interval` seconds."""
-
-    def __init__(self, interval: float = 0.1) -> None:
-        import threading
-
-        self.samples: list[tuple[float, int]] = []
-        self._interval = interval
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        import psutil
-
-        me = psutil.Process()
-        while not self._stop.wait(self._interval):
-            rss = me.memory_info().rss
-            for child in me.children(recursive=True):
-                with contextlib.suppress(psutil.NoSuchProcess):  # a worker ending now
-                    rss += child.memory_info().rss
-            self.samples.append((time.time(), rss))
-
-    def __enter__(self) -> RssSampler:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-
-def per_step(settings, samples: list[tuple[float, int]]) -> list[dict]:
-    """Each asset's summed step seconds over the ingest's runs and the peak sampled RSS in them."""
-    from dagster import DagsterEventType, EventRecordsFilter
-
-    from rag_assets.instance import open_instance
-
-    windows: dict[str, list[tuple[float, float]]] = {}
-    with open_instance(settings) as instance:
-        starts: dict[tuple[str, str], float] = {}
-        for kind in (
-            DagsterEventType.STEP_START,
-            DagsterEventType.STEP_SUCCESS,
-            DagsterEventType.STEP_FAILURE,
-        ):
-            for record in instance.get_event_records(EventRecordsFilter(event_type=kind)):
-                entry = record.event_log_entry
-                key = (entry.run_id, entry.step_key)
-                if kind == DagsterEventType.STEP_START:
-                    starts[key] = entry.timestamp
-                else:
-                    windows.setdefault(entry.step_key, []).append((key, entry.timestamp))
-        rows = []
-        for step, ends in sorted(windows.items()):
-            spans = [(starts[key], end) for key, end in ends if key in starts]
-            peak = max((r for t, r in samples for a, b in spans if a <= t <= b), default=0)
-            rows.append(
-                {
-                    "step": step,
-                    "runs": len(spans),
-                    "seconds": round(sum(b - a for a, b in spans), 1),
-                    "peak_rss_gib": round(peak / 2**30, 2),
-                }
-            )
-    return rows
-
-
-def end_to_end(files: list[Path], data_dir: Path) -> tuple[float, int, list[dict]]:
+def end_to_end(files: list[Path], data_dir: Path) -> tuple[float, int, dict, UsageSampler]:
+    """`rag-assets ingest` of the files into a fresh data folder; with each asset's step spans
+    over the runs and the usage samples taken meanwhile."""
     from rag_assets.runner.ingest import ingest
     from rag_assets.settings import Settings
 
     settings = Settings(data_dir=data_dir)
     started = time.perf_counter()
-    with RssSampler() as sampler:
+    with UsageSampler() as sampler:
         outcomes = ingest(settings, files, log_level="ERROR")
     failed = [o.summary() for o in outcomes if not o.success]
     if failed:
         raise SystemExit("ingest failed:\n" + "\n".join(failed))
     seconds = time.perf_counter() - started
-    return seconds, sum(o.chunks for o in outcomes), per_step(settings, sampler.samples)
+    return seconds, sum(o.chunks for o in outcomes), dagster_step_spans(settings), sampler
 
 
 def bench_sensor(root: Path, files: int = 10_000) -> dict:
@@ -316,30 +270,68 @@ def bench_sensor(root: Path, files: int = 10_000) -> dict:
     return {"inbox_files": files, "quiet_tick_s": round(seconds, 3)}
 
 
-def table(rows: list[dict]) -> str:
-    if not rows:
-        return ""
-    keys = list(rows[0])
-    lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
-    lines += ["| " + " | ".join(str(r.get(k, "")) for k in keys) + " |" for r in rows]
-    return "\n".join(lines)
+def filings(limit: int | None) -> list[Path]:
+    """The FinanceBench filings in ../shared, the first `limit` by name."""
+    found = sorted(FILINGS.glob("*.pdf"))
+    if not found:
+        raise SystemExit(
+            f"no PDFs in {FILINGS}: --set financebench-dev reads ../shared beside the checkout"
+        )
+    return found[:limit]
+
+
+def filings_run(args: argparse.Namespace, work: Path) -> None:
+    """`rag-assets ingest` and the straight script on the same FinanceBench filings."""
+    parts = args.parts.split(",") if args.parts else ["e2e", "script"]
+    files = filings(args.files)
+    pages = sum(page_count(f) for f in files)
+    print(f"financebench-dev: {len(files)} filings, {pages} pages ({FILINGS})\n")
+    paths: dict[str, tuple[float, int, dict, UsageSampler]] = {}
+    if "script" in parts:  # first, as in the generated corpus's run
+        with UsageSampler() as sampler:
+            seconds, chunks, _, spans = straight_script(files, work / "script")
+        script = (seconds, chunks, spans, sampler)
+    if "e2e" in parts:
+        paths["rag-assets ingest"] = end_to_end(files, work / "e2e")
+    if "script" in parts:
+        paths["straight script"] = script
+    print("## End to end, default settings\n" + side_by_side(pages, paths) + "\n")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=1000)
     parser.add_argument("--pages-per-doc", type=int, default=50)
-    parser.add_argument("--parts", default="parse,embed,script,e2e,sensor")
+    parser.add_argument(
+        "--set",
+        choices=("generated", "financebench-dev"),
+        default="generated",
+        help="the generated corpus, or ingest and the script on ../shared/financebench-dev/pdfs",
+    )
+    parser.add_argument("--files", type=int, help="only the first N files by name")
+    parser.add_argument(
+        "--parts", help="default parse,embed,script,e2e,sensor; with financebench-dev e2e,script"
+    )
     parser.add_argument("--corpus-dir", type=Path, help="keep the generated corpus here")
     parser.add_argument("--parsers", default=",".join(PARSERS), help="parsers to time in parse")
     parser.add_argument("--embed-chunks", type=int, default=512, help="chunks per embed run")
     parser.add_argument("--embed-batches", default="4,8,16,32", help="batch sizes to embed with")
     args = parser.parse_args()
-    parts = set(args.parts.split(","))
+    if args.files is not None and args.files < 1:
+        parser.error("--files must be at least 1")
+    if args.set == "financebench-dev" and not set((args.parts or "e2e").split(",")) <= {
+        "e2e",
+        "script",
+    }:
+        parser.error("--set financebench-dev runs the parts e2e and script")
+    parts = set((args.parts or "parse,embed,script,e2e,sensor").split(","))
     work = Path(tempfile.mkdtemp(prefix="rag-throughput-"))
     try:
+        if args.set == "financebench-dev":
+            filings_run(args, work)
+            return
         corpus_dir = args.corpus_dir or work / "corpus"
-        files = write_corpus(corpus_dir, args.pages, args.pages_per_doc)
+        files = write_corpus(corpus_dir, args.pages, args.pages_per_doc)[: args.files]
         pages = sum(page_count(f) for f in files)
         print(f"corpus: {len(files)} PDFs, {pages} pages ({corpus_dir})\n")
         if "parse" in parts:
@@ -352,7 +344,7 @@ def main() -> None:
         texts: list[str] = []
         ratio_rows = []
         if "script" in parts:
-            seconds, chunks, texts = straight_script(files, work / "script")
+            seconds, chunks, texts, _ = straight_script(files, work / "script")
             ratio_rows.append(
                 {
                     "path": "straight script (no Dagster)",
@@ -363,7 +355,7 @@ def main() -> None:
                 }
             )
         if "e2e" in parts:
-            seconds, chunks, steps = end_to_end(files, work / "e2e")
+            seconds, chunks, spans, sampler = end_to_end(files, work / "e2e")
             ratio_rows.append(
                 {
                     "path": "rag-assets ingest (every asset)",
@@ -382,6 +374,15 @@ def main() -> None:
                 )
             print()
         if "e2e" in parts:
+            steps = [
+                {
+                    "step": row["step"],
+                    "runs": row["runs"],
+                    "seconds": row["seconds"],
+                    "peak_rss_gib": row["peak_rss_gib"],
+                }
+                for row in step_rows("ingest", spans, sampler.samples, pages)[:-2]
+            ]
             print("## Ingest per step (summed over the documents' runs)\n" + table(steps) + "\n")
         if "embed" in parts:
             sample = corpus_chunks(files, args.embed_chunks)

@@ -1,0 +1,207 @@
+"""Wall time, CPU seconds and peak RSS per step of a run, for bench/throughput.py.
+
+A thread samples this process and its children (the parse workers and Milvus Lite's engine)
+every 0.1 s; a step's figures are read off the samples between its start and end, so the
+Dagster runs (steps from the run's events) and the straight script (steps it times itself)
+are measured the same way.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import threading
+import time
+from dataclasses import dataclass
+
+Span = tuple[float, float]
+
+
+def cpu_seconds() -> tuple[float, float]:
+    """CPU time of this process, and of it with its children (the parse workers), live or
+    stopped."""
+    import psutil  # a dependency of pymupdf
+
+    me = psutil.Process()
+    times = me.cpu_times()
+    own = times.user + times.system
+    stopped = times.children_user + times.children_system
+    live = 0.0
+    for child in me.children(recursive=True):
+        with contextlib.suppress(psutil.NoSuchProcess):  # a worker ending now
+            live += sum(child.cpu_times()[:2])
+    return own, own + stopped + live
+
+
+@dataclass(frozen=True)
+class Sample:
+    at: float  # time.time(), the clock of Dagster's event timestamps
+    rss: int  # this process plus its children, bytes
+    own_cpu: float
+    all_cpu: float  # with the children's
+
+
+class UsageSampler:
+    """RSS and CPU seconds of this process plus its children, every `interval` seconds, and
+    once on entry and on exit so every step inside the block lies between two samples."""
+
+    def __init__(self, interval: float = 0.1) -> None:
+        self.samples: list[Sample] = []
+        self._interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _sample(self) -> None:
+        import psutil
+
+        me = psutil.Process()
+        rss = me.memory_info().rss
+        for child in me.children(recursive=True):
+            with contextlib.suppress(psutil.NoSuchProcess):
+                rss += child.memory_info().rss
+        self.samples.append(Sample(time.time(), rss, *cpu_seconds()))
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._interval):
+            self._sample()
+
+    def __enter__(self) -> UsageSampler:
+        self._sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+
+
+def _cpu_at(samples: list[Sample], at: float) -> tuple[float, float]:
+    """(own, all) CPU seconds at `at`, interpolated between the samples around it."""
+    times = [s.at for s in samples]
+    i = bisect.bisect_left(times, at)
+    if i == 0:
+        return samples[0].own_cpu, samples[0].all_cpu
+    if i == len(samples):
+        return samples[-1].own_cpu, samples[-1].all_cpu
+    before, after = samples[i - 1], samples[i]
+    share = (at - before.at) / (after.at - before.at) if after.at > before.at else 1.0
+    return (
+        before.own_cpu + share * (after.own_cpu - before.own_cpu),
+        before.all_cpu + share * (after.all_cpu - before.all_cpu),
+    )
+
+
+def usage(samples: list[Sample], spans: list[Span]) -> dict:
+    """Summed seconds and CPU seconds (this process's, the children's) over `spans`, and the
+    peak RSS sampled in any of them."""
+    own = children = 0.0
+    for start, end in spans:
+        own_start, all_start = _cpu_at(samples, start)
+        own_end, all_end = _cpu_at(samples, end)
+        own += own_end - own_start
+        # never below 0: a child that ended leaves the live sum before it is reaped
+        children += max(0.0, (all_end - all_start) - (own_end - own_start))
+    peak = max((s.rss for s in samples for a, b in spans if a <= s.at <= b), default=0)
+    return {
+        "runs": len(spans),
+        "seconds": sum(b - a for a, b in spans),
+        "own_cpu": own,
+        "children_cpu": children,
+        "peak_rss_gib": peak / 2**30,
+    }
+
+
+def dagster_step_spans(settings) -> dict[str, list[Span]]:
+    """Each step's (start, end) in every run on the data folder's instance, by step key."""
+    from dagster import DagsterEventType, EventRecordsFilter
+
+    from rag_assets.instance import open_instance
+
+    starts: dict[tuple[str, str], float] = {}
+    ends: dict[str, list[tuple[tuple[str, str], float]]] = {}
+    with open_instance(settings) as instance:
+        for kind in (
+            DagsterEventType.STEP_START,
+            DagsterEventType.STEP_SUCCESS,
+            DagsterEventType.STEP_FAILURE,
+        ):
+            for record in instance.get_event_records(EventRecordsFilter(event_type=kind)):
+                entry = record.event_log_entry
+                key = (entry.run_id, entry.step_key)
+                if kind == DagsterEventType.STEP_START:
+                    starts[key] = entry.timestamp
+                else:
+                    ends.setdefault(entry.step_key, []).append((key, entry.timestamp))
+    return {
+        step: [(starts[key], end) for key, end in finished if key in starts]
+        for step, finished in sorted(ends.items())
+    }
+
+
+def step_rows(
+    path: str, spans: dict[str, list[Span]], samples: list[Sample], pages: int
+) -> list[dict]:
+    """One row a step, then what ran outside the steps (for ingest: creating runs, storing
+    events, planning) and the whole, CPU seconds a page with the children's share apart."""
+    whole = (samples[0].at, samples[-1].at)
+    figures = {step: usage(samples, step_spans) for step, step_spans in spans.items()}
+    total = usage(samples, [whole])
+    figures["outside steps"] = {
+        "runs": "",
+        "seconds": total["seconds"] - sum(f["seconds"] for f in figures.values()),
+        "own_cpu": total["own_cpu"] - sum(f["own_cpu"] for f in figures.values()),
+        "children_cpu": max(
+            0.0, total["children_cpu"] - sum(f["children_cpu"] for f in figures.values())
+        ),
+        "peak_rss_gib": None,
+    }
+    figures["whole"] = total | {"runs": ""}
+    return [
+        {
+            "path": path,
+            "step": step,
+            "runs": f["runs"],
+            "seconds": round(f["seconds"], 1),
+            "cpu_s_per_page": round((f["own_cpu"] + f["children_cpu"]) / pages, 3),
+            "of_it_children": round(f["children_cpu"] / pages, 3),
+            "peak_rss_gib": "" if f["peak_rss_gib"] is None else round(f["peak_rss_gib"], 2),
+        }
+        for step, f in figures.items()
+    ]
+
+
+def table(rows: list[dict]) -> str:
+    if not rows:
+        return ""
+    keys = list(rows[0])
+    lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+    lines += ["| " + " | ".join(str(r.get(k, "")) for k in keys) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def side_by_side(pages: int, paths: dict[str, tuple[float, int, dict, UsageSampler]]) -> str:
+    """Wall time, pages/s, CPU seconds and chunks a page and peak RSS per path, with the ratio
+    of ingest to the script when both ran; then the same per step."""
+    columns: dict[str, dict] = {}
+    steps: list[dict] = []
+    for path, (seconds, chunks, spans, sampler) in paths.items():
+        rows = step_rows(path, spans, sampler.samples, pages)
+        steps += rows
+        columns[path] = {
+            "wall s": round(seconds, 1),
+            "pages/s": round(pages / seconds, 2),
+            "CPU s a page (process + children)": rows[-1]["cpu_s_per_page"],
+            "chunks a page": round(chunks / pages, 2),
+            "peak RSS GiB (process + children)": rows[-1]["peak_rss_gib"],
+        }
+    names = list(columns)
+    ratio = len(names) == 2
+    lines = ["| | " + " | ".join(names) + (" | ours / script |" if ratio else " |")]
+    lines.append("|---|" + "---:|" * (len(names) + ratio))
+    for figure in columns[names[0]]:
+        values = [columns[n][figure] for n in names]
+        if ratio:
+            values.append(f"{values[0] / values[1]:.2f}" if values[1] else "")
+        lines.append(f"| {figure} | " + " | ".join(str(v) for v in values) + " |")
+    return "\n".join(lines) + "\n\n## Per step (summed over the documents)\n" + table(steps)
