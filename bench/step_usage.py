@@ -1,9 +1,9 @@
 """Wall time, CPU seconds and peak RSS per step of a run, for bench/throughput.py.
 
-A thread samples this process and its children (the parse workers and Milvus Lite's engine)
-every 0.1 s; a step's figures are read off the samples between its start and end, so the
-Dagster runs (steps from the run's events) and the straight script (steps it times itself)
-are measured the same way.
+A thread samples this process and its children (the parse workers, Milvus Lite's engine, the
+naive script's process) every 0.1 s; a step's figures are read off the samples between its
+start and end, so the Dagster runs (steps from the run's events) and the scripts (steps they
+time themselves) are measured the same way.
 """
 
 from __future__ import annotations
@@ -92,6 +92,15 @@ def _cpu_at(samples: list[Sample], at: float) -> tuple[float, float]:
     )
 
 
+def _rss_during(samples: list[Sample], span: Span) -> int:
+    """The largest RSS sampled in the span; for a span shorter than the sampling interval, the
+    one sampled last before it."""
+    start, end = span
+    inside = [s.rss for s in samples if start <= s.at <= end]
+    before = [s.rss for s in samples if s.at < start]
+    return max(inside) if inside else (before[-1] if before else 0)
+
+
 def usage(samples: list[Sample], spans: list[Span]) -> dict:
     """Summed seconds and CPU seconds (this process's, the children's) over `spans`, and the
     peak RSS sampled in any of them."""
@@ -102,7 +111,7 @@ def usage(samples: list[Sample], spans: list[Span]) -> dict:
         own += own_end - own_start
         # never below 0: a child that ended leaves the live sum before it is reaped
         children += max(0.0, (all_end - all_start) - (own_end - own_start))
-    peak = max((s.rss for s in samples for a, b in spans if a <= s.at <= b), default=0)
+    peak = max((_rss_during(samples, span) for span in spans), default=0)
     return {
         "runs": len(spans),
         "seconds": sum(b - a for a, b in spans),
@@ -180,13 +189,26 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def side_by_side(pages: int, paths: dict[str, tuple[float, int, dict, UsageSampler]]) -> str:
-    """Wall time, pages/s, CPU seconds and chunks a page and peak RSS per path, with the ratio
-    of ingest to the script when both ran; then the same per step."""
+def samples_from(samples: list[Sample], start: float) -> list[Sample]:
+    """The samples from `start` on, opened by one at `start` (CPU interpolated, RSS of the
+    sample before): a path's figures without what ran before its clock started."""
+    own, all_cpu = _cpu_at(samples, start)
+    before = [s for s in samples if s.at <= start]
+    rss = before[-1].rss if before else samples[0].rss
+    return [Sample(start, rss, own, all_cpu)] + [s for s in samples if s.at > start]
+
+
+def side_by_side(
+    pages: int,
+    paths: dict[str, tuple[float, int, dict, list[Sample]]],
+    ratios: list[tuple[str, str]],
+) -> str:
+    """Wall time, pages/s, CPU seconds and chunks a page and peak RSS per path, with a column
+    per (numerator, denominator) pair of `ratios` whose paths both ran; then the same per step."""
     columns: dict[str, dict] = {}
     steps: list[dict] = []
-    for path, (seconds, chunks, spans, sampler) in paths.items():
-        rows = step_rows(path, spans, sampler.samples, pages)
+    for path, (seconds, chunks, spans, samples) in paths.items():
+        rows = step_rows(path, spans, samples, pages)
         steps += rows
         columns[path] = {
             "wall s": round(seconds, 1),
@@ -196,12 +218,13 @@ def side_by_side(pages: int, paths: dict[str, tuple[float, int, dict, UsageSampl
             "peak RSS GiB (process + children)": rows[-1]["peak_rss_gib"],
         }
     names = list(columns)
-    ratio = len(names) == 2
-    lines = ["| | " + " | ".join(names) + (" | ours / script |" if ratio else " |")]
-    lines.append("|---|" + "---:|" * (len(names) + ratio))
+    shown = [(a, b) for a, b in ratios if a in columns and b in columns]
+    header = "| | " + " | ".join(names + [f"{a} / {b}" for a, b in shown]) + " |"
+    lines = [header, "|---|" + "---:|" * (len(names) + len(shown))]
     for figure in columns[names[0]]:
         values = [columns[n][figure] for n in names]
-        if ratio:
-            values.append(f"{values[0] / values[1]:.2f}" if values[1] else "")
+        for a, b in shown:
+            numerator, denominator = columns[a][figure], columns[b][figure]
+            values.append(f"{numerator / denominator:.2f}" if denominator else "")
         lines.append(f"| {figure} | " + " | ".join(str(v) for v in values) + " |")
     return "\n".join(lines) + "\n\n## Per step (summed over the documents)\n" + table(steps)

@@ -18,16 +18,17 @@ tables) and the fixture PDFs when ../shared is there:
   ratio of the two (target: e2e at most 1.2x the script);
 - sensor: one inbox scan + change plan over 10,000 files (target: under 2 s).
 
-`--set financebench-dev` runs script and e2e on the real SEC filings of
+`--set financebench-dev` runs e2e, naive and script on the real SEC filings of
 ../shared/financebench-dev/pdfs (the first N by name with `--files N`) and prints them side by
-side: wall time, pages/s, CPU seconds and chunks a page, peak RSS, the ratio ingest / script,
-and per step (per asset for ingest) seconds, CPU seconds a page and peak RSS.
+side: wall time, pages/s, CPU seconds and chunks a page, peak RSS, the ratios ingest / naive
+script (bench/naive_script.py: pymupdf4llm, fixed windows, MiniLM, Milvus Lite, no code of
+ours) and ingest / script (Dagster's share), and per step (per asset for ingest) seconds, CPU
+seconds a page and peak RSS.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import resource
 import shutil
@@ -39,10 +40,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from generated_corpus import write_corpus  # noqa: E402
+from pipelines import end_to_end, naive_path, straight_script  # noqa: E402
 from step_usage import (  # noqa: E402
     UsageSampler,
     cpu_seconds,
-    dagster_step_spans,
     side_by_side,
     step_rows,
     table,
@@ -52,6 +53,7 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 FIXTURES = SHARED / "fixtures" / "pdf"
 FILINGS = SHARED / "financebench-dev" / "pdfs"
 PARSERS = ("pymupdf", "unstructured")
+INGEST, NAIVE, SCRIPT = "rag-assets ingest", "naive script", "straight script (no Dagster)"
 
 
 def peak_rss_gib() -> float:
@@ -188,70 +190,6 @@ def bench_embed(texts: list[str], batch_sizes: list[int]) -> list[dict]:
     return rows
 
 
-def straight_script(files: list[Path], data_dir: Path) -> tuple[float, int, list[str], dict]:
-    """Parse, chunk, embed and index each file with the library calls the assets make; with
-    each step's (start, end) spans, on the clock of UsageSampler."""
-    from rag_assets.chunking import chunk_document
-    from rag_assets.embedding.models import EmbeddingSpec, load_embedder
-    from rag_assets.embedding.rows import embed_rows
-    from rag_assets.index.rows import index_rows
-    from rag_assets.index.store import MilvusIndex
-    from rag_assets.parsers.routing import ParserRouter
-    from rag_assets.parsing import parse_file
-    from rag_assets.settings import Settings
-    from rag_assets.templates.tokens import TokenizerCounter
-
-    spans: dict[str, list[tuple[float, float]]] = {}
-
-    @contextlib.contextmanager
-    def step(name: str):
-        start = time.time()
-        yield
-        spans.setdefault(name, []).append((start, time.time()))
-
-    started = time.perf_counter()
-    with step("load model"):
-        # the settings' default parse workers, as ingest has them
-        settings = Settings(data_dir=data_dir)
-        router = ParserRouter(requested="auto", parse_workers=settings.parse_workers)
-        embedder = load_embedder(EmbeddingSpec())
-        counter = TokenizerCounter.from_model_dir(embedder.resolved.path)
-    requested = settings.template  # the default, as ingest has it
-    texts: list[str] = []
-    chunks_total = 0
-    with MilvusIndex(str(data_dir / "milvus.db")) as index:
-        collection = index.ensure_collection(embedder.name, embedder.dimension, embedder.has_sparse)
-        for f in files:
-            with step("parse"):
-                doc = parse_file(f, router).document
-            with step("chunk"):
-                chunks = chunk_document(doc, requested, {}, counter).rows
-            with step("embed"):
-                vectors = embed_rows(embedder, chunks)
-            with step("index"):
-                index.replace_document(collection, doc.doc_id, index_rows(chunks, vectors))
-            chunks_total += len(chunks)
-            texts.extend(c.text for c in chunks)
-    return time.perf_counter() - started, chunks_total, texts, spans
-
-
-def end_to_end(files: list[Path], data_dir: Path) -> tuple[float, int, dict, UsageSampler]:
-    """`rag-assets ingest` of the files into a fresh data folder; with each asset's step spans
-    over the runs and the usage samples taken meanwhile."""
-    from rag_assets.runner.ingest import ingest
-    from rag_assets.settings import Settings
-
-    settings = Settings(data_dir=data_dir)
-    started = time.perf_counter()
-    with UsageSampler() as sampler:
-        outcomes = ingest(settings, files, log_level="ERROR")
-    failed = [o.summary() for o in outcomes if not o.success]
-    if failed:
-        raise SystemExit("ingest failed:\n" + "\n".join(failed))
-    seconds = time.perf_counter() - started
-    return seconds, sum(o.chunks for o in outcomes), dagster_step_spans(settings), sampler
-
-
 def bench_sensor(root: Path, files: int = 10_000) -> dict:
     from rag_assets.sources.inbox import scan_inbox
     from rag_assets.sources.watch import plan_inbox_changes
@@ -281,21 +219,24 @@ def filings(limit: int | None) -> list[Path]:
 
 
 def filings_run(args: argparse.Namespace, work: Path) -> None:
-    """`rag-assets ingest` and the straight script on the same FinanceBench filings."""
-    parts = args.parts.split(",") if args.parts else ["e2e", "script"]
+    """`rag-assets ingest`, the naive script and the straight script on the same filings."""
+    parts = args.parts.split(",") if args.parts else ["e2e", "naive", "script"]
     files = filings(args.files)
     pages = sum(page_count(f) for f in files)
     print(f"financebench-dev: {len(files)} filings, {pages} pages ({FILINGS})\n")
-    paths: dict[str, tuple[float, int, dict, UsageSampler]] = {}
-    if "script" in parts:  # first, as in the generated corpus's run
+    measured: dict[str, tuple[float, int, dict, list]] = {}
+    if "naive" in parts:  # its own process: nothing of ours in its memory
+        measured[NAIVE] = naive_path(files, work / "naive")
+    if "script" in parts:  # before ingest, as in the generated corpus's run
         with UsageSampler() as sampler:
             seconds, chunks, _, spans = straight_script(files, work / "script")
-        script = (seconds, chunks, spans, sampler)
+        measured[SCRIPT] = (seconds, chunks, spans, sampler.samples)
     if "e2e" in parts:
-        paths["rag-assets ingest"] = end_to_end(files, work / "e2e")
-    if "script" in parts:
-        paths["straight script"] = script
-    print("## End to end, default settings\n" + side_by_side(pages, paths) + "\n")
+        seconds, chunks, spans, sampler = end_to_end(files, work / "e2e")
+        measured[INGEST] = (seconds, chunks, spans, sampler.samples)
+    paths = {name: measured[name] for name in (INGEST, NAIVE, SCRIPT) if name in measured}
+    ratios = [(INGEST, NAIVE), (INGEST, SCRIPT)]
+    print("## End to end, default settings\n" + side_by_side(pages, paths, ratios) + "\n")
 
 
 def main() -> None:
@@ -310,7 +251,8 @@ def main() -> None:
     )
     parser.add_argument("--files", type=int, help="only the first N files by name")
     parser.add_argument(
-        "--parts", help="default parse,embed,script,e2e,sensor; with financebench-dev e2e,script"
+        "--parts",
+        help="default parse,embed,script,e2e,sensor; with financebench-dev e2e,naive,script",
     )
     parser.add_argument("--corpus-dir", type=Path, help="keep the generated corpus here")
     parser.add_argument("--parsers", default=",".join(PARSERS), help="parsers to time in parse")
@@ -321,9 +263,10 @@ def main() -> None:
         parser.error("--files must be at least 1")
     if args.set == "financebench-dev" and not set((args.parts or "e2e").split(",")) <= {
         "e2e",
+        "naive",
         "script",
     }:
-        parser.error("--set financebench-dev runs the parts e2e and script")
+        parser.error("--set financebench-dev runs the parts e2e, naive and script")
     parts = set((args.parts or "parse,embed,script,e2e,sensor").split(","))
     work = Path(tempfile.mkdtemp(prefix="rag-throughput-"))
     try:

@@ -1,8 +1,10 @@
 """bench/throughput.py's command line: which files `--set financebench-dev` and `--files` pick,
-and the one-line refusals, with the bench copied where no ../shared is beside it."""
+and the one-line refusals, with the bench copied where no ../shared is beside it; the per-step
+figures and ratios it prints, and the naive script it measures against (run for real)."""
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import os
 import shutil
@@ -14,7 +16,13 @@ import pytest
 
 from rag_assets_tests.conftest import REPO_ROOT
 
-BENCH_MODULES = ("throughput.py", "step_usage.py", "generated_corpus.py")
+BENCH_MODULES = (
+    "throughput.py",
+    "step_usage.py",
+    "generated_corpus.py",
+    "pipelines.py",
+    "naive_script.py",
+)
 
 
 @pytest.fixture
@@ -53,7 +61,7 @@ def test_financebench_without_shared_is_one_line(checkout: Path) -> None:
     ("args", "message"),
     [
         (("--files", "0"), "--files must be at least 1"),
-        (("--set", "financebench-dev", "--parts", "parse"), "runs the parts e2e and script"),
+        (("--set", "financebench-dev", "--parts", "parse"), "runs the parts e2e, naive and script"),
         (("--set", "fixtures"), "invalid choice: 'fixtures'"),
     ],
 )
@@ -79,19 +87,24 @@ def test_files_takes_the_first_filings_by_name(checkout: Path) -> None:
         assert len(throughput.filings(None)) == 3
     finally:
         sys.path.remove(str(checkout / "bench"))
-        for name in ("generated_corpus", "step_usage"):
+        for name in ("generated_corpus", "step_usage", "pipelines"):
             sys.modules.pop(name, None)
+
+
+def load_bench_module(monkeypatch: pytest.MonkeyPatch, name: str):
+    """bench/<name>.py, importable by the bench modules under its own name while the test runs."""
+    monkeypatch.syspath_prepend(str(REPO_ROOT / "bench"))
+    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / "bench" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, name, module)  # its dataclasses look themselves up
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_step_figures_are_read_off_the_samples_between_start_and_end(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    spec = importlib.util.spec_from_file_location(
-        "step_usage", REPO_ROOT / "bench" / "step_usage.py"
-    )
-    step_usage = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "step_usage", step_usage)  # its dataclass looks itself up
-    spec.loader.exec_module(step_usage)
+    step_usage = load_bench_module(monkeypatch, "step_usage")
     gib = 2**30
     # this process burns 1 CPU s a second; its children 0.5 from t=2 on
     samples = [
@@ -122,3 +135,93 @@ def test_step_figures_are_read_off_the_samples_between_start_and_end(
     assert by_step["outside steps"]["seconds"] == 2.5
     assert by_step["whole"]["cpu_s_per_page"] == 0.65  # 5 own + 1.5 children
     assert by_step["outside steps"]["cpu_s_per_page"] == 0.3
+    # a step between two samples shows the memory sampled just before it
+    short = step_usage.step_rows("script", {"chunk": [(3.2, 3.3)]}, samples, pages=10)
+    assert short[0]["peak_rss_gib"] == 3.0
+
+
+def test_side_by_side_divides_ingest_by_the_naive_script_and_by_the_straight_script(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    step_usage = load_bench_module(monkeypatch, "step_usage")
+    samples = [step_usage.Sample(at=t, rss=2**30, own_cpu=t, all_cpu=t) for t in range(11)]
+    paths = {  # wall seconds, chunks, spans, samples
+        "ingest": (30.0, 40, {"parse": [(0, 5)]}, samples),
+        "naive": (10.0, 20, {"parse": [(0, 5)]}, samples),
+        "script": (20.0, 40, {"parse": [(0, 5)]}, samples),
+    }
+    ratios = [("ingest", "naive"), ("ingest", "script"), ("ingest", "absent")]
+    lines = step_usage.side_by_side(10, paths, ratios).splitlines()
+    assert lines[0] == "| | ingest | naive | script | ingest / naive | ingest / script |"
+    assert lines[2] == "| wall s | 30.0 | 10.0 | 20.0 | 3.00 | 1.50 |"
+    assert lines[5] == "| chunks a page | 4.0 | 2.0 | 4.0 | 2.00 | 1.00 |"
+
+
+def test_samples_from_opens_at_the_start_with_the_cpu_interpolated(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    step_usage = load_bench_module(monkeypatch, "step_usage")
+    samples = [step_usage.Sample(at=t, rss=t, own_cpu=2 * t, all_cpu=3 * t) for t in range(4)]
+    trimmed = step_usage.samples_from(samples, 1.5)
+    assert trimmed[0] == step_usage.Sample(at=1.5, rss=1, own_cpu=3.0, all_cpu=4.5)
+    assert [s.at for s in trimmed[1:]] == [2, 3]
+
+
+def test_naive_script_imports_nothing_of_ours() -> None:
+    tree = ast.parse((REPO_ROOT / "bench" / "naive_script.py").read_text())
+    imported = {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
+    imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert {name.split(".")[0] for name in imported} == {
+        "__future__",
+        "json",
+        "sys",
+        "time",
+        "pathlib",
+        "pymupdf4llm",
+        "pymilvus",
+        "sentence_transformers",
+    }
+
+
+def test_naive_script_windows_overlap_and_end_the_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    naive_script = load_bench_module(monkeypatch, "naive_script")
+    text = "".join(chr(ord("a") + i % 26) for i in range(2500))
+    found = naive_script.windows(text)
+    assert [len(w) for w in found] == [1000, 1000, 900]  # from 0, 800 and 1,600
+    assert found[1][:200] == found[0][-200:]
+    assert found[-1] == text[1600:]
+    assert naive_script.windows("x" * 1000) == ["x" * 1000]
+    assert naive_script.windows("  \n ") == []
+
+
+def test_naive_path_indexes_every_window_and_times_each_step(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """bench/naive_script.py for real in its own process on two generated pages: every window
+    of pymupdf4llm's Markdown is a row of the Milvus Lite file, and each step has its span."""
+    from pymilvus import MilvusClient
+
+    pipelines = load_bench_module(monkeypatch, "pipelines")
+    generated_corpus = load_bench_module(monkeypatch, "generated_corpus")
+    naive_script = load_bench_module(monkeypatch, "naive_script")
+    pdf = generated_corpus.write_corpus(tmp_path / "corpus", pages=2, pages_per_doc=2)[0]
+    seconds, chunks, spans, samples = pipelines.naive_path([pdf], tmp_path / "naive")
+
+    import pymupdf4llm
+
+    assert chunks == len(naive_script.windows(pymupdf4llm.to_markdown(str(pdf)))) > 1
+    assert set(spans) == {"load model", "parse", "chunk", "embed", "index"}
+    assert all(len(found) == 1 for step, found in spans.items() if step != "load model")
+    assert samples[0].at <= spans["load model"][0][0] and spans["index"][0][1] <= samples[-1].at
+    assert 0 < seconds <= samples[-1].at - samples[0].at
+    client = MilvusClient(str(tmp_path / "naive" / "milvus.db"))
+    try:
+        stored = client.query("documents", filter="id >= 0", output_fields=["file"])
+    finally:
+        client.close()
+    assert len(stored) == chunks and {row["file"] for row in stored} == {pdf.name}

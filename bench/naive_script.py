@@ -1,0 +1,83 @@
+"""The anchor for bench/throughput.py: PDFs to a vector index without this project.
+
+    .venv/bin/python bench/naive_script.py MODEL_FOLDER DB_PATH FILE.pdf [FILE.pdf ...]
+
+What one would write in a few lines from the libraries' own docs: `pymupdf4llm.to_markdown`
+on the whole PDF (its layout model on, as it is whenever pymupdf_layout is installed; one
+process), fixed windows of 1,000 characters with 200 of overlap over the Markdown (the usual
+defaults of text splitters), the windows embedded with sentence-transformers on the CPU in
+batches of 32, and inserted into a Milvus Lite collection made by pymilvus's quick setup
+(`create_collection(name, dimension=384)`: an `id` key, a `vector` field, COSINE, AUTOINDEX;
+the text and file name go in its dynamic field).
+
+Prints one JSON line: when the imports were done (`ready`, time.time()), the seconds from
+then to the end, the windows indexed, and each step's (start, end) spans on time.time().
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pymupdf4llm
+from pymilvus import MilvusClient
+from sentence_transformers import SentenceTransformer
+
+WINDOW_CHARS = 1000
+OVERLAP_CHARS = 200
+BATCH_SIZE = 32
+COLLECTION = "documents"
+
+
+def windows(text: str, size: int = WINDOW_CHARS, overlap: int = OVERLAP_CHARS) -> list[str]:
+    """Windows of `size` characters, each starting `size - overlap` after the one before; the
+    last one ends the text, no window lies wholly inside the one before, blank ones dropped."""
+    stride = size - overlap
+    starts = range(0, max(len(text) - overlap, 1), stride)
+    return [text[i : i + size] for i in starts if text[i : i + size].strip()]
+
+
+def run(model_folder: Path, db_path: Path, files: list[Path]) -> dict:
+    ready = time.time()
+    spans: dict[str, list[tuple[float, float]]] = {}
+
+    def timed(name: str, start: float) -> None:
+        spans.setdefault(name, []).append((start, time.time()))
+
+    start = time.time()
+    model = SentenceTransformer(str(model_folder), device="cpu")
+    timed("load model", start)
+    client = MilvusClient(str(db_path))
+    client.create_collection(COLLECTION, dimension=model.get_sentence_embedding_dimension())
+    indexed = 0
+    for path in files:
+        start = time.time()
+        markdown = pymupdf4llm.to_markdown(str(path))
+        timed("parse", start)
+        start = time.time()
+        texts = windows(markdown)
+        timed("chunk", start)
+        start = time.time()
+        vectors = model.encode(texts, batch_size=BATCH_SIZE)
+        timed("embed", start)
+        start = time.time()
+        rows = [
+            {"id": indexed + i, "vector": vector.tolist(), "text": text, "file": path.name}
+            for i, (text, vector) in enumerate(zip(texts, vectors, strict=True))
+        ]
+        client.insert(COLLECTION, rows)
+        timed("index", start)
+        indexed += len(rows)
+    client.close()
+    return {"ready": ready, "seconds": time.time() - ready, "chunks": indexed, "spans": spans}
+
+
+def main() -> None:
+    model_folder, db_path, *files = sys.argv[1:]
+    print(json.dumps(run(Path(model_folder), Path(db_path), [Path(f) for f in files])))
+
+
+if __name__ == "__main__":
+    main()
