@@ -7,7 +7,8 @@ divided by the best score possible (rank 1 in every weighted retriever), so it r
 A query outside the model's languages gives the model's retrievers no weight (BM25 decides),
 but they still fill: their hits that BM25 did not find follow BM25's, in the model's order.
 A Chinese question whose answer shares no word with it (a penalty clause that names the
-obligation only by its number) then still reaches the top 10, and BM25's order is never changed.
+obligation only by its number) then still reaches the top 10, and the model never changes
+BM25's order (a question naming an identifier adds a lexical ranking of its own: identifiers.py).
 
 Two equally weighted retrievers tie exactly whenever they swap two hits (ranks 1 and 2 in one,
 2 and 1 in the other), which on real questions is common: the part of a section that answers

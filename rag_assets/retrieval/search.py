@@ -23,6 +23,7 @@ from rag_assets.index.rows import RankedId, SearchHit
 from rag_assets.index.schema import NO_PAGE
 from rag_assets.index.store import MilvusIndex
 from rag_assets.language import detect_language
+from rag_assets.retrieval import identifiers
 from rag_assets.retrieval.documents import DocumentCard, DocumentInference
 from rag_assets.retrieval.documents import infer_documents as infer_from_question
 from rag_assets.retrieval.fusion import (
@@ -190,7 +191,14 @@ class Retriever:
         scoped = {"": filters}
         if named is not None:
             scoped[DOCUMENTS_SUFFIX] = filters.model_copy(update={"doc_ids": named.doc_ids})
-        lists = self._candidates(query, [*weights, *fill], pool, scoped)
+        wanted = (
+            identifiers.in_question(query) if self.fusion.identifier_weight > 0 else frozenset()
+        )
+        lists = self._candidates(query, [*weights, *fill], pool, scoped, bool(wanted))
+        if wanted:
+            weights = {**weights, identifiers.NAME: self.fusion.identifier_weight}
+            for suffix in scoped:
+                lists[identifiers.NAME + suffix] = identifiers.ranking(wanted, lists, suffix)
         if named is not None:
             weights = {
                 **weights,
@@ -248,13 +256,15 @@ class Retriever:
         retrievers: list[str],
         pool: int,
         scoped: dict[str, SearchFilters],
+        matched_text: bool = False,
     ) -> dict[str, list[RankedId]]:
-        """Each retriever's ranking under each filter (`scoped`: name suffix -> filter), ids
-        and scores only; the searches are sent at once (BM25 while the query is embedded)
-        over the client's thread-safe gRPC channel. A Milvus server runs them in parallel;
-        Milvus Lite 3 serves them in one Python process."""
+        """Each retriever's ranking under each filter (`scoped`: name suffix -> filter): ids,
+        scores and, with `matched_text`, the text BM25 analyzes; the searches are sent at once
+        (BM25 while the query is embedded) over the client's thread-safe gRPC channel. A
+        Milvus server runs them in parallel; Milvus Lite 3 serves them in one Python process."""
         # chunk_type: a glossary entry weighs less unless the question asks for a meaning.
-        fields = {suffix: (*f.checked_fields(), "chunk_type") for suffix, f in scoped.items()}
+        text = (identifiers.MATCHED_FIELD,) if matched_text else ()
+        fields = {s: (*f.checked_fields(), "chunk_type", *text) for s, f in scoped.items()}
 
         def ranked(retriever: str, data: Any, suffix: str) -> list[RankedId]:
             expr = scoped[suffix].expression()

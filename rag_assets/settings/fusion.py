@@ -47,6 +47,15 @@ class FusionSettings(EnvSettings):
             "means: a near-tie then goes to the passage that answers, not to the definition"
         ),
     )
+    identifier_weight: float = Field(
+        1.0,
+        ge=0,
+        description=(
+            "weight of the ranking, for a question naming an identifier (a word with a digit: "
+            "15:8, 0x04, DDR52), of the candidates holding it as a whole word, in BM25's order; "
+            "0 turns it off"
+        ),
+    )
     document_weight: float = Field(
         1.0,
         ge=0,

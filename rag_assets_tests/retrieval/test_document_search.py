@@ -81,7 +81,11 @@ def test_a_question_naming_an_issuer_finds_that_issuers_page(retriever: Retrieve
     assert (steered.documents.doc_ids, steered.documents.words) == (["harbour"], ["HFL", "2017"])
     assert steered.hits[0].doc_id == "harbour"
     assert {"dense@documents", "bm25@documents"} <= set(steered.hits[0].found_by)
-    assert set(steered.weights) == {"dense", "bm25", "dense@documents", "bm25@documents"}
+    # `2017` is an identifier: its ranking joins in both searches.
+    assert set(steered.weights) == {
+        *("dense", "bm25", "identifiers"),
+        *("dense@documents", "bm25@documents", "identifiers@documents"),
+    }
     # Soft: the other issuer's chunks are still found, after the named issuer's.
     everything = retriever.search(QUESTION, top_k=10).hits
     issuers = [h.doc_id for h in everything]

@@ -231,6 +231,8 @@ def test_single_retriever_runs_weigh_one_retriever_whatever_the_language():
         assert dense == {"dense": 1.0}
     # A learned sparse head is dropped where the model covers the query's language.
     assert fusion_weights(mode_fusion(fusion, "dense"), "en", ("en",), True) == {"dense": 1.0}
+    # One retriever alone: no ranking of the question's identifiers reorders its candidates.
+    assert {mode_fusion(fusion, m).identifier_weight for m in ("bm25", "dense")} == {0.0}
     assert mode_fusion(fusion, "hybrid") is fusion
     assert run_specs(["fixed", "auto"], "semantic") == [
         RunSpec("fixed"),

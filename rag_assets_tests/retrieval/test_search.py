@@ -182,6 +182,28 @@ def test_scores_are_normalized_and_descending(retriever: Retriever) -> None:
     assert top.found_by == {"dense": 1, "bm25": 1} and top.score == pytest.approx(1.0)
 
 
+def test_a_named_identifier_ranks_its_holders_in_bm25s_order(retriever: Retriever) -> None:
+    query = "Which register sits at offset 0x04?"
+    result = retriever.search(query, top_k=20)
+    assert result.weights == {"dense": 1.0, "bm25": 1.0, "identifiers": 1.0}
+    holders = [h for h in result.hits if "identifiers" in h.found_by]
+    assert {h.text for h in holders} == {CHUNKS[0][5], CHUNKS[1][5]}  # the two naming 0x04
+    bm25 = [h.chunk_id for h in retriever.index.bm25_search(retriever.collection, query, 20)]
+    by_identifier = sorted(holders, key=lambda h: h.found_by["identifiers"])
+    assert [h.chunk_id for h in by_identifier] == [
+        c for c in bm25 if c in {h.chunk_id for h in holders}
+    ]
+    # Without a digit in the question, or at weight 0, there is no such ranking.
+    assert "identifiers" not in retriever.search("Host Control Register offset").weights
+    off = Retriever(
+        retriever.index,
+        retriever.collection,
+        retriever.embedder,
+        fusion=FusionSettings(identifier_weight=0.0),
+    )
+    assert all("identifiers" not in h.found_by for h in off.search(query, top_k=20).hits)
+
+
 def test_found_by_gives_each_retrievers_own_rank(retriever: Retriever) -> None:
     query = "Host Control Register offset"
     result = retriever.search(query, top_k=20)
@@ -395,14 +417,19 @@ def test_learned_sparse_joins_the_fusion_for_bge_m3(settings: Settings) -> None:
         for doc_id in dict.fromkeys(c.doc_id for c in CHUNK_ROWS):
             index.replace_document(collection, doc_id, [r for r in rows if r.doc_id == doc_id])
         retriever = Retriever(index, collection, m3)
-        query = CHUNK_ROWS[0].context_text
+        query = CHUNK_ROWS[0].context_text  # naming offset 0x04: the identifier ranking joins
         result = retriever.search(query, top_k=3)
-        assert result.weights == {"dense": 1.0, "bm25": 1.0, "sparse": 1.0}
+        assert result.weights == {"dense": 1.0, "bm25": 1.0, "sparse": 1.0, "identifiers": 1.0}
         top = result.hits[0]
         assert top.chunk_id == CHUNK_ROWS[0].chunk_id
         # Random sparse weights need not rank the same text first, but the rank is the index's.
         weights = m3.encode_queries([query]).sparse[0]
         sparse = [h.chunk_id for h in index.sparse_search(collection, weights, 20)]
-        assert top.found_by == {"dense": 1, "bm25": 1, "sparse": sparse.index(top.chunk_id) + 1}
+        assert top.found_by == {
+            "dense": 1,
+            "bm25": 1,
+            "sparse": sparse.index(top.chunk_id) + 1,
+            "identifiers": 1,
+        }
         # A multilingual model keeps its side for Chinese queries.
         assert set(retriever.search("人工智能").weights) == {"dense", "bm25", "sparse"}

@@ -150,7 +150,8 @@ def index_chunks(
 
 
 def mode_fusion(fusion: FusionSettings, mode: Mode) -> FusionSettings:
-    """The product's fusion settings, or one retriever alone whatever the query's language.
+    """The product's fusion settings, or one retriever alone whatever the query's language
+    (without the ranking by the question's identifiers, which reorders their candidates).
 
     Outside the model's languages one weight covers dense and learned sparse alike, so there
     `dense` also runs a model's sparse head (MiniLM has none).
@@ -166,7 +167,7 @@ def mode_fusion(fusion: FusionSettings, mode: Mode) -> FusionSettings:
         only = {"bm25_weight": 0.0, "dense_weight": 1.0, "foreign_model_weight": 1.0}
     else:
         return fusion
-    return fusion.model_copy(update={**only, "sparse_weight": 0.0})
+    return fusion.model_copy(update={**only, "sparse_weight": 0.0, "identifier_weight": 0.0})
 
 
 class EncodedQueries:
