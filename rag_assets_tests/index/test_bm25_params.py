@@ -104,7 +104,7 @@ def test_the_parameters_are_part_of_the_index_settings_version() -> None:
             milvus=MilvusResource(uri="milvus.db", bm25_k1=k1, bm25_b=b),
             embedding=EmbeddingResource(model="bundled:all-MiniLM-L6-v2"),
         )
-        return SHARED["index_settings"](resources)
+        return SHARED["index_settings"](resources).version
 
     assert len({version(1.2, 0.75), version(1.2, 0.4), version(0.9, 0.75)}) == 3
     # The engine's own defaults keep the version collections had before these were settings.

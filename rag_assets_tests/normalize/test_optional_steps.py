@@ -95,7 +95,9 @@ def test_repairs_off_are_read_from_the_environment_and_checked(
 
 def test_repairs_off_are_part_of_the_normalize_settings_version() -> None:
     def version(off: list[str]) -> str:
-        return SHARED["normalize_settings"](SimpleNamespace(parser=ParserResource(repairs_off=off)))
+        return SHARED["normalize_settings"](
+            SimpleNamespace(parser=ParserResource(repairs_off=off))
+        ).version
 
     assert version([]) != version(["tables_merged"]) != version(["heading_levels"])
     assert version(["tables_merged", "heading_levels"]) == version(

@@ -13,7 +13,7 @@ _SET_STOP_SIGNALS_THEN_EXEC = (
     "action = getattr(signal, sys.argv[1])\n"
     "signal.signal(signal.SIGINT, action)\n"
     "signal.signal(signal.SIGTERM, action)\n"
-    "os.execv(sys.argv[2], sys.argv[2:])\n"
+    "os.execvp(sys.argv[2], sys.argv[2:])\n"
 )
 
 
