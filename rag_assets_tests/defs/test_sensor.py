@@ -1,7 +1,7 @@
 """The inbox sensor on a real instance: adds, re-runs and removes partitions and their rows."""
 
 import pytest
-from dagster import DagsterInstance, build_sensor_context
+from dagster import DagsterInstance
 
 from rag_assets.defs.assets import PIPELINE
 from rag_assets.defs.build import build_defs
@@ -9,23 +9,9 @@ from rag_assets.index.store import MilvusIndex
 from rag_assets.runner.ingest import ingest
 from rag_assets.settings import Settings
 from rag_assets.sources.keys import partition_key_for
+from rag_assets_tests.support.sensors import inbox_sensor_tick
 
 pytestmark = pytest.mark.slow
-
-
-def tick(defs, instance, cursor):
-    sensor = defs.get_sensor_def("inbox_sensor")
-    context = build_sensor_context(instance=instance, cursor=cursor, resources=defs.resources)
-    result = sensor(context)
-    for request in result.dynamic_partitions_requests:
-        if request.partition_keys and type(request).__name__.startswith("Add"):
-            instance.add_dynamic_partitions(
-                request.partitions_def_name, list(request.partition_keys)
-            )
-        elif request.partition_keys:
-            for key in request.partition_keys:
-                instance.delete_dynamic_partition(request.partitions_def_name, key)
-    return result, result.cursor
 
 
 def test_sensor_adds_reruns_and_removes(tmp_path):
@@ -38,15 +24,18 @@ def test_sensor_adds_reruns_and_removes(tmp_path):
     (inbox / "b.md").write_text("# Beta\n\nThe beta document.\n")
     key_a, key_b = partition_key_for("a.md"), partition_key_for("b.md")
 
-    result, cursor = tick(defs, instance, None)
+    result = inbox_sensor_tick(defs, instance, None)
+    cursor = result.cursor
     assert sorted(r.partition_key for r in result.run_requests) == sorted([key_a, key_b])
     assert set(instance.get_dynamic_partitions("documents")) == {key_a, key_b}
 
-    result, cursor = tick(defs, instance, cursor)
+    result = inbox_sensor_tick(defs, instance, cursor)
+    cursor = result.cursor
     assert result.run_requests == []
 
     (inbox / "a.md").write_text("# Alpha\n\nThe alpha document, edited.\n")
-    result, cursor = tick(defs, instance, cursor)
+    result = inbox_sensor_tick(defs, instance, cursor)
+    cursor = result.cursor
     assert [r.partition_key for r in result.run_requests] == [key_a]
     assert result.run_requests[0].run_key.startswith(f"{key_a}:")
 
@@ -57,7 +46,8 @@ def test_sensor_adds_reruns_and_removes(tmp_path):
         (collection,) = index.list_collections()
         assert index.count_document(collection, key_b) == outcome.chunks > 0
     (inbox / "b.md").unlink()
-    result, cursor = tick(defs, instance, cursor)
+    result = inbox_sensor_tick(defs, instance, cursor)
+    cursor = result.cursor
     assert result.run_requests == []
     assert set(instance.get_dynamic_partitions("documents")) == {key_a}
     with MilvusIndex(settings.resolved_milvus_uri) as index:
@@ -73,7 +63,7 @@ def test_sensor_does_not_rerun_what_the_cli_already_ingested(tmp_path):
     source.write_text("# Guide\n\nAlready ingested by the CLI.\n")
     (outcome,) = ingest(settings, [source], instance=instance)
     assert outcome.success
-    result, _ = tick(defs, instance, None)
+    result = inbox_sensor_tick(defs, instance, None)
     assert result.run_requests == []
 
 
@@ -98,7 +88,7 @@ def test_sensor_refuses_hand_added_keys_and_deletes_nothing_outside(tmp_path):
     ]
     instance.add_dynamic_partitions("documents", hostile)
 
-    result, _ = tick(defs, instance, None)
+    result = inbox_sensor_tick(defs, instance, None)
     assert [r.partition_key for r in result.run_requests] == [partition_key_for("a.md")]
     assert set(instance.get_dynamic_partitions("documents")) == {partition_key_for("a.md")}
     for victim in victims:
@@ -114,7 +104,7 @@ def test_a_file_raw_documents_refuses_gets_a_run_of_raw_documents_alone(tmp_path
     (inbox / "good.md").write_text("# Good\n\nA document that lands.\n")
     (inbox / "broken.pdf").write_text("plain text under a .pdf name\n")
 
-    result, _ = tick(defs, instance, None)
+    result = inbox_sensor_tick(defs, instance, None)
     selections = {
         r.partition_key: [k.to_user_string() for k in r.asset_selection]
         for r in result.run_requests

@@ -9,7 +9,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from dagster import build_sensor_context
 
 from rag_assets.cli import main
 from rag_assets.defs.build import build_defs
@@ -17,6 +16,7 @@ from rag_assets.instance import open_instance
 from rag_assets.runner.ingest import ingest
 from rag_assets.settings import Settings
 from rag_assets.sources.keys import legacy_partition_key_for, partition_key_for
+from rag_assets_tests.support.sensors import inbox_sensor_tick
 
 pytestmark = pytest.mark.slow
 
@@ -95,19 +95,6 @@ def test_earlier_keys_are_read_then_ingest_stores_each_document_once(earlier, tm
     assert sorted(instance.get_dynamic_partitions("documents")) == sorted(NEW.values())
 
 
-def _tick(defs, instance, cursor):
-    result = defs.get_sensor_def("inbox_sensor")(
-        build_sensor_context(instance=instance, cursor=cursor, resources=defs.resources)
-    )
-    for request in result.dynamic_partitions_requests:
-        for key in request.partition_keys or []:
-            if type(request).__name__.startswith("Add"):
-                instance.add_dynamic_partitions(request.partitions_def_name, [key])
-            else:
-                instance.delete_dynamic_partition(request.partitions_def_name, key)
-    return result
-
-
 def test_the_sensor_keeps_an_earlier_key_until_its_document_is_indexed_again(
     earlier, tmp_path, capsys
 ):
@@ -115,7 +102,7 @@ def test_the_sensor_keeps_an_earlier_key_until_its_document_is_indexed_again(
     defs = build_defs(settings)
     instance = open_instance(settings)
 
-    first = _tick(defs, instance, None)
+    first = inbox_sensor_tick(defs, instance, None)
     assert sorted(r.partition_key for r in first.run_requests) == sorted(NEW.values())
     # Still searchable under the earlier key while the runs under the key now are pending.
     assert set(instance.get_dynamic_partitions("documents")) == {*OLD.values(), *NEW.values()}
@@ -126,7 +113,7 @@ def test_the_sensor_keeps_an_earlier_key_until_its_document_is_indexed_again(
         result = job.execute_in_process(instance=instance, partition_key=request.partition_key)
         assert result.success
 
-    second = _tick(defs, instance, first.cursor)
+    second = inbox_sensor_tick(defs, instance, first.cursor)
     assert second.run_requests == []
     assert sorted(instance.get_dynamic_partitions("documents")) == sorted(NEW.values())
     assert set(_canary_hits(settings, capsys)) == {NEW["canary.md"]}

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from dagster import build_sensor_context
 
 from rag_assets.cli import main
 from rag_assets.contracts.tabular import to_arrow
@@ -22,6 +21,7 @@ from rag_assets.sources.keys import partition_key_for
 from rag_assets.tables.cache import CachedAnswer, VisionCache
 from rag_assets.tables.models import TableMarkdown
 from rag_assets.templates.choice_cache import CachedGuess, ChoiceCache
+from rag_assets_tests.support.sensors import inbox_sensor_tick
 
 CANARY = "zebra-finch-canary-7731"
 CANARY_DOC = f"""# Aviary notes
@@ -82,19 +82,7 @@ def _files_with_canary(data_dir: Path) -> list[str]:
 
 
 def _tick(settings: Settings, instance, cursor):
-    """One inbox sensor tick on the instance, its partition requests applied as the daemon does."""
-    defs = build_defs(settings)
-    sensor = defs.get_sensor_def("inbox_sensor")
-    result = sensor(
-        build_sensor_context(instance=instance, cursor=cursor, resources=defs.resources)
-    )
-    for request in result.dynamic_partitions_requests:
-        for key in request.partition_keys or []:
-            if type(request).__name__.startswith("Add"):
-                instance.add_dynamic_partitions(request.partitions_def_name, [key])
-            else:
-                instance.delete_dynamic_partition(request.partitions_def_name, key)
-    return result
+    return inbox_sensor_tick(build_defs(settings), instance, cursor)
 
 
 def _remove_by_inbox(settings: Settings) -> None:

@@ -141,6 +141,12 @@ def _page_text(ui: UI, name: str, path: str, height: int = 1000) -> str:
     process = _render(
         _chromium(), f"http://127.0.0.1:{ui.port}{path}", OUTPUT / f"{name}.png", height
     )
+    return _rendered_text(name, process)
+
+
+def _rendered_text(name: str, process: subprocess.Popen) -> str:
+    """The visible text of a page `_render` is rendering, its DOM kept as OUTPUT/<name>.html,
+    checked for error messages."""
     dom, _ = process.communicate(timeout=180)
     assert process.returncode == 0, name
     (OUTPUT / f"{name}.html").write_text(dom)
@@ -275,12 +281,7 @@ def test_screenshots_of_the_graph_a_partition_and_its_checks(ui):
         for name, (url, height, _) in pages.items()
     }
     for name, process in running.items():
-        dom, _ = process.communicate(timeout=180)
-        assert process.returncode == 0, name
-        (OUTPUT / f"{name}.html").write_text(dom)
-        text = _visible_text(dom)
-        error = ERROR_TEXT.search(text)
-        assert error is None, f"{name} shows {text[max(0, error.start() - 200) :][:400]!r}"
+        text = _rendered_text(name, process)
         for expected in pages[name][2]:
             assert expected in text, f"{name} does not show {expected!r}: {text[:1500]!r}"
         # A rendered page, not a blank one: Dagster's UI in 1600 px is well over 50 KB of PNG.
