@@ -60,13 +60,20 @@ def open_instance(settings: Settings):
 
 
 def process_alive(pid: int) -> bool:
+    """Whether `pid` runs. A zombie has ended: its exit only waits to be collected by a parent
+    that may never do so (a run's process whose code server was killed with it)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True  # someone else's process
-    return True
+    try:
+        # /proc/<pid>/stat: "pid (command) state ...", the command may hold spaces and parens.
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no procfs: signal 0 is all there is
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
 def owner_line() -> str:
