@@ -1,7 +1,8 @@
 """What a heading's number says about its rank: a numbering family and a depth inside it.
 
 `7.4.1` is decimal depth 3; `第三章` / `第二节` / `第五条` are one family (章 above 节 above 条);
-`Part II` / `Chapter 3` share a family (Part above Chapter); `Section 2.1`, `Article 5`, `A.`,
+`Part II` / `Chapter 3` / `Item 7A` share a family (Part above Chapter and Item, as in a
+filing's `PART II` > `Item 8.`); `Section 2.1`, `Article 5`, `A.`,
 `(A)`, `(1)`, `一、` and `（一）` are families of their own, ranked against each other per
 document (see heading_levels).
 """
@@ -21,6 +22,8 @@ NAMED_RANKS = {"chapter": 0, "cjk": 0, "section": 1, "article": 2}
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("cjk", re.compile(rf"^第\s*([\d.{_CN}]+)\s*(编|部分|章|节|条)")),
     ("chapter", re.compile(r"^((?i:part|chapter))\s+(\d{1,3}|[IVXLC]{1,7}|[ivxlc]{1,7})\b\.?")),
+    # A filing's items: `Item 1A.`, `ITEMS 10, 11 and 12.`, an 8-K's `Item 2.02`.
+    ("chapter", re.compile(r"^((?i:items?))\s+(\d{1,2}(?:\.\d{2})?[A-Z]?)\b\.?")),
     ("section", re.compile(r"^(?i:section)\s+(\d{1,3}(?:\.\d{1,3})*)\b\.?")),
     ("article", re.compile(r"^(?i:article)\s+(\d{1,3}|[IVXLC]{1,7})\b\.?")),
     ("cn_enum", re.compile(rf"^([{_CN}]+)\s*、")),
@@ -64,7 +67,7 @@ def numbering(title: str) -> Numbering | None:
             number = match[1].split(".")[-1]
             return Numbering(family, _CJK_RANKS[match[2]], number, bare)
         if family == "chapter":
-            return Numbering(family, int(match[1].lower() == "chapter"), match[2], bare)
+            return Numbering(family, int(match[1].lower() != "part"), match[2], bare)
         if family in DEPTH_FAMILIES:
             parts = match[1].split(".")
             return Numbering(family, len(parts), parts[-1], bare)

@@ -65,6 +65,28 @@ def test_cjk_chapter_section_article() -> None:
     assert [e.level for e in out] == [1, 2, 3, 3, 2, 3, 1]
 
 
+def test_a_filings_items_are_siblings_under_its_parts() -> None:
+    # Font sizes gave the first item of each part a larger heading than the others, which
+    # put every later item and its sections under `Item 5`.
+    title = DocumentElement(type="title", text="# FORM 10-K", level=1)
+    guessed = [
+        title,
+        heading("PART I", 2),
+        heading("ITEM 1. BUSINESS", 2),
+        heading("Overview", 3),
+        heading("Item 1A. Risk Factors", 3),
+        heading("PART II", 2),
+        heading("ITEM 5. MARKET FOR REGISTRANT'S COMMON EQUITY", 2),
+        heading("ITEM 7A. QUANTITATIVE AND QUALITATIVE DISCLOSURES", 3),
+        heading("ITEM 8. FINANCIAL STATEMENTS", 3),
+        heading("CONSOLIDATED BALANCE SHEETS", 3),
+        heading("ITEMS 10, 11 and 12. DIRECTORS", 3),
+        heading("Item 2.02 Results of Operations and Financial Condition", 3),
+    ]
+    out, _ = recover_heading_levels(guessed)
+    assert [e.level for e in out[1:]] == [2, 3, 4, 3, 2, 3, 3, 3, 4, 3, 3]
+
+
 def test_chapter_section_article_order_comes_from_the_document() -> None:
     gdpr = [
         heading("CHAPTER I General"),
