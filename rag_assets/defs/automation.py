@@ -5,7 +5,8 @@ progress live: a step of a running document that ends during the tick looks neit
 in progress, and anything that made it a candidate requested it a second time. So nothing a
 run is doing may make a candidate. The inbox sensor's runs name their steps, as the refresh
 schedule's and automation's own do, and `any_deps_updated` ignores a parent updated by a run
-that also executes the child. Eager's other reason, a partition becoming missing, is left
+that also executes the child, or by a document's landing run (`defs/landing.py`): its checked
+part follows it as a run of its own. Eager's other reason, a partition becoming missing, is left
 out: partitions come with their run (the inbox sensor, the CLI), and that reason stayed set
 from the partition's creation until the step ran.
 """
@@ -26,11 +27,22 @@ from rag_assets.defs.dagster_private import (
 )
 from rag_assets.defs.incremental import OBSERVED_SOURCES
 from rag_assets.defs.jobs import LAUNCHED_BY_TAG
+from rag_assets.defs.landing import LANDING_PART, PART_TAG
 
 # A parent updated by a run that did not execute this asset, since this asset last ran or was
-# requested.
+# requested. Dagster's any_deps_updated, leaving out landing runs, whose next part the CLI or
+# checked_part_sensor runs.
 UPSTREAM_UPDATED = (
-    AutomationCondition.any_deps_updated().since_last_handled().with_label("upstream_updated")
+    AutomationCondition.any_deps_match(
+        (
+            AutomationCondition.newly_updated()
+            & ~AutomationCondition.executed_with_root_target()
+            & ~AutomationCondition.executed_with_tags(tag_values={PART_TAG: LANDING_PART})
+        ).with_label("newly_updated_by_another_run")
+        | AutomationCondition.will_be_requested()
+    )
+    .since_last_handled()
+    .with_label("upstream_updated")
 )
 
 # Settings observations are handled where they are reported (CLI, refresh schedule, sensor), which

@@ -25,7 +25,7 @@ from rag_assets.defs.resources import (
     ParserResource,
 )
 from rag_assets.defs.schedules import build_evaluation_schedule, build_refresh_schedule
-from rag_assets.defs.sensors import build_inbox_sensor
+from rag_assets.defs.sensors import build_checked_part_sensor, build_inbox_sensor
 from rag_assets.errors import ConfigurationError
 from rag_assets.llm.settings import LLMSettings
 from rag_assets.removal import DataFolder
@@ -81,6 +81,7 @@ def build_defs(settings: Settings) -> Definitions:
         executor=in_process_executor,
         sensors=[
             build_inbox_sensor(ingest_documents, DataFolder.of(settings)),
+            build_checked_part_sensor(ingest_documents),
             automation_sensor,
             recovery_sensor,
         ],

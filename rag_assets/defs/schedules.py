@@ -15,6 +15,7 @@ from dagster import (
 
 from rag_assets.defs.assets.evaluation import EvaluationResource, no_questions_reason
 from rag_assets.defs.incremental import plan_runs, report_changes
+from rag_assets.defs.landing import run_parts
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import (
     CollectionsResource,
@@ -65,14 +66,20 @@ def build_refresh_schedule(job, cron_schedule: str):
         plans = plan_runs(
             context.instance, context.repository_def.asset_graph, [f.partition_key for f in files]
         )
-        requests = [
-            RunRequest(
-                partition_key=p.partition_key,
-                asset_selection=[AssetKey(a) for a in p.assets],
-                tags={"rag_assets/refresh": "stale"},
-            )
+        paths = {f.partition_key: f.relative_path for f in files}
+        # A document's first part; `checked_part_sensor` follows a landing part with the rest.
+        firsts = {
+            p.partition_key: run_parts(p.assets, inbox, paths[p.partition_key])[0]
             for p in plans
             if p.assets
+        }
+        requests = [
+            RunRequest(
+                partition_key=key,
+                asset_selection=[AssetKey(a) for a in part.assets],
+                tags={"rag_assets/refresh": "stale", **part.tags},
+            )
+            for key, part in firsts.items()
         ]
         for p in plans:
             if p.assets:

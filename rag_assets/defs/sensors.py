@@ -8,23 +8,32 @@ takes its file out of the inbox too, so it is not added again.
 Each tick also reports the files' and settings' new versions (see `incremental`), so the UI's
 stale status follows the inbox between runs. A document still stored under the key its path had
 before keys began with the file's name gets a partition under its key now, and the earlier one
-goes once that is indexed (`lifecycle.superseded_keys`)."""
+goes once that is indexed (`lifecycle.superseded_keys`).
+
+A document's run is its landing part; `checked_part_sensor` requests its checked part once that
+succeeded (`defs/landing.py`)."""
 
 import json
 
 from dagster import (
     AssetKey,
     AssetRecordsFilter,
+    DagsterRunStatus,
     DefaultSensorStatus,
     RunRequest,
+    RunStatusSensorContext,
     SensorEvaluationContext,
     SensorResult,
+    SkipReason,
+    run_status_sensor,
     sensor,
 )
 
 from rag_assets.defs.assets import PIPELINE
+from rag_assets.defs.dagster_private import PARTITION_NAME_TAG
 from rag_assets.defs.incremental import changed_observations
-from rag_assets.defs.landing import run_selection
+from rag_assets.defs.jobs import LAUNCHED_BY_TAG
+from rag_assets.defs.landing import LANDING_PART, PART_TAG, next_part, run_parts
 from rag_assets.defs.lifecycle import remove_documents, superseded_keys
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import (
@@ -56,6 +65,18 @@ def _indexed(context: SensorEvaluationContext, key: str) -> bool:
         context.instance.fetch_materializations(
             AssetRecordsFilter(asset_key=AssetKey("vector_index"), asset_partitions=[key]), limit=1
         ).records
+    )
+
+
+def _first_part_request(key: str, sha: str, inbox: InboxResource, relative_path: str):
+    first = run_parts(PIPELINE, inbox, relative_path)[0]
+    return RunRequest(
+        run_key=f"{key}:{sha}",
+        partition_key=key,
+        # Named, not implied by the job: automation then knows this run executes every step
+        # below a parent it updates, and requests none of them again.
+        asset_selection=[AssetKey(a) for a in first.assets],
+        tags={"rag_assets/sha256": sha, **first.tags},
     )
 
 
@@ -125,18 +146,7 @@ def build_inbox_sensor(job, folder: DataFolder, minimum_interval_seconds: int = 
             requests.append(documents_partitions.build_delete_request([*gone, *retired, *refused]))
         return SensorResult(
             run_requests=[
-                RunRequest(
-                    run_key=f"{key}:{sha}",
-                    partition_key=key,
-                    # Named, not implied by the job: automation then knows this run executes
-                    # every step below a parent it updates, and requests none of them again;
-                    # a file raw_documents refuses runs it alone (defs/landing.py).
-                    asset_selection=[
-                        AssetKey(a) for a in run_selection(PIPELINE, inbox, paths[key])
-                    ],
-                    tags={"rag_assets/sha256": sha},
-                )
-                for key, sha in plan.runs
+                _first_part_request(key, sha, inbox, paths[key]) for key, sha in plan.runs
             ],
             dynamic_partitions_requests=requests,
             asset_events=changed_observations(
@@ -154,3 +164,39 @@ def build_inbox_sensor(job, folder: DataFolder, minimum_interval_seconds: int = 
         )
 
     return inbox_sensor
+
+
+def build_checked_part_sensor(job):
+    @run_status_sensor(
+        run_status=DagsterRunStatus.SUCCESS,
+        name="checked_part_sensor",
+        monitored_jobs=[job],
+        request_job=job,
+        default_status=DefaultSensorStatus.RUNNING,
+        description="Runs a document's checked steps once its landing run succeeded.",
+    )
+    def checked_part_sensor(context: RunStatusSensorContext):
+        run = context.dagster_run
+        key = run.tags.get(PARTITION_NAME_TAG)
+        # The CLI runs a document's next part itself, in its own process.
+        if run.tags.get(PART_TAG) != LANDING_PART or run.tags.get(LAUNCHED_BY_TAG) == "cli":
+            return SkipReason(f"run {run.run_id} is no landing run of the daemon")
+        if key is None or not context.instance.has_dynamic_partition(
+            documents_partitions.name, key
+        ):
+            return SkipReason(f"run {run.run_id}: its document is gone")
+        landed = [k.to_user_string() for k in run.asset_selection or ()]
+        part = next_part(landed or PIPELINE)
+        if part is None:
+            return SkipReason(f"run {run.run_id} ran every step of {key}")
+        carried = {
+            k: v for k, v in run.tags.items() if k in ("rag_assets/sha256", "rag_assets/refresh")
+        }
+        return RunRequest(
+            run_key=f"{run.run_id}:{part.name}",
+            partition_key=key,
+            asset_selection=[AssetKey(a) for a in part.assets],
+            tags={**carried, **part.tags},
+        )
+
+    return checked_part_sensor

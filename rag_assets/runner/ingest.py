@@ -5,34 +5,24 @@ from __future__ import annotations
 import signal
 import time
 from contextlib import suppress
-from dataclasses import dataclass
 from pathlib import Path
 
-from dagster import (
-    AssetCheckSeverity,
-    AssetKey,
-    DagsterEventType,
-    DagsterInstance,
-)
+from dagster import AssetKey, DagsterInstance
 
 from rag_assets.defs.automation import show_automation_state
 from rag_assets.defs.build import build_defs
 from rag_assets.defs.dagster_private import (
     PARTITION_NAME_TAG,
-    AssetCheckExecutionRecordStatus,
-    PartitionKeyFilter,
     execute_in_process,
     job_origins,
     mark_interrupt_received,
     pop_captured_interrupt,
 )
-from rag_assets.defs.incremental import PartitionPlan, plan_runs, report_changes
+from rag_assets.defs.incremental import plan_runs, report_changes
 from rag_assets.defs.jobs import INGEST_JOB, LAUNCHED_BY_TAG
-from rag_assets.defs.landing import landing_plan
-from rag_assets.defs.lifecycle import retire_superseded
+from rag_assets.defs.landing import RunPart, run_parts
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.recovery import process_tags, recover_dead_runs, wait_for_pools
-from rag_assets.defs.status import failure_reason, latest_metadata
 from rag_assets.errors import ConfigurationError, DocumentError
 from rag_assets.index.lite import LiteHold
 from rag_assets.instance import hold_data_folder, open_instance
@@ -44,9 +34,10 @@ from rag_assets.interrupts import (
     stop_signals,
 )
 from rag_assets.parsers.page_pool import drop_read_ahead
-from rag_assets.removal import DataFolder
+from rag_assets.runner.outcomes import Outcomes, fill_from_instance, finished_outcome
 from rag_assets.runner.progress import RunProgress, watch_run
 from rag_assets.runner.receipt import DocumentOutcome, place_in_inbox, receipt_digest, write_receipt
+from rag_assets.runner.retirement import retire_earlier_keys
 from rag_assets.settings import Settings
 from rag_assets.sources.inbox import scan_folder
 from rag_assets.sources.keys import partition_key_for
@@ -58,79 +49,16 @@ LOCATION_MODULE = "rag_assets.definitions"
 PARSE = "parsed_documents"
 
 
-def _failed(outcome: DocumentOutcome, name: str, evaluation) -> None:
-    if evaluation.severity == AssetCheckSeverity.WARN:
-        outcome.warned_checks.append(name)
-    else:
-        outcome.failed_checks.append(name)
-
-
-def _fill_from_instance(
-    outcome: DocumentOutcome, instance: DagsterInstance, check_keys, evaluated: set[str]
-) -> DocumentOutcome:
-    """What a run did not redo is reported from the document's stored materializations and
-    its latest check results, so every line reads the same whatever ran."""
-    if not outcome.parser:
-        parsed = latest_metadata(instance, "parsed_documents", outcome.doc_id)
-        outcome.parser = str(parsed.get("parser", ""))
-    if not outcome.template:
-        chunks = latest_metadata(instance, "document_chunks", outcome.doc_id)
-        outcome.template = str(chunks.get("template", ""))
-        outcome.chunks = int(chunks.get("chunks", 0))
-    latest = instance.event_log_storage.get_latest_asset_check_execution_by_key(
-        [k for k in check_keys if k.name not in evaluated],
-        partition_filter=PartitionKeyFilter(key=outcome.doc_id),
-    )
-    for check_key, record in latest.items():
-        if record.status == AssetCheckExecutionRecordStatus.SUCCEEDED:
-            outcome.checks_total += 1
-            outcome.checks_passed += 1
-        elif record.status == AssetCheckExecutionRecordStatus.FAILED:
-            outcome.checks_total += 1
-            _failed(outcome, check_key.name, record.event.dagster_event.event_specific_data)
-    return outcome
-
-
-def _outcome(doc_id: str, source_path: str, result) -> DocumentOutcome:
-    outcome = DocumentOutcome(doc_id, source_path, result.success)
-    for event in result.all_events:
-        if event.event_type == DagsterEventType.ASSET_MATERIALIZATION:
-            materialization = event.event_specific_data.materialization
-            metadata = {k: v.value for k, v in materialization.metadata.items()}
-            name = materialization.asset_key.to_user_string()
-            if name == "parsed_documents":
-                outcome.parser = str(metadata.get("parser", ""))
-            elif name == "document_chunks":
-                outcome.template = str(metadata.get("template", ""))
-                outcome.chunks = int(metadata.get("chunks", 0))
-            # What this document lost (pages the parser did not read, optional steps that
-            # failed), from whichever asset it happened in; a parser's notes on how it read
-            # the file stay in that asset's metadata.
-            outcome.notes.extend(metadata.get("degraded", []))
-        elif event.event_type == DagsterEventType.ASSET_CHECK_EVALUATION:
-            evaluation = event.event_specific_data
-            outcome.checks_total += 1
-            if evaluation.passed:
-                outcome.checks_passed += 1
-            else:
-                _failed(outcome, evaluation.check_name, evaluation)
-        elif event.event_type == DagsterEventType.STEP_FAILURE and not outcome.error:
-            outcome.error = failure_reason(event.event_specific_data.error)
-    if outcome.failed_checks and not outcome.error:
-        outcome.success = False
-        outcome.error = "checks failed"
-    return outcome
-
-
 def _execute(
     instance: DagsterInstance,
     defs,
     key: str,
-    assets: tuple[str, ...],
+    part: RunPart,
     run_config,
     progress: RunProgress,
 ):
-    """One run of the code location's ingest job for one document, executed in this process.
+    """One run of the code location's ingest job for one document's `part`, executed in this
+    process.
 
     The run is created as the daemon launches the inbox sensor's (the job's origins, the
     partition tag, the steps named) so it shows on the timeline and the job's Runs tab;
@@ -146,11 +74,12 @@ def _execute(
             **job_def.run_tags,
             PARTITION_NAME_TAG: key,
             LAUNCHED_BY_TAG: "cli",
+            **part.tags,
             **process_tags(),
         },
         # Named even when every asset runs: automation then knows this run executes the steps
         # below a parent it updates, and requests none of them while it runs.
-        asset_selection={AssetKey(a) for a in assets},
+        asset_selection={AssetKey(a) for a in part.assets},
         remote_job_origin=remote_origin,
         job_code_origin=python_origin,
     )
@@ -227,7 +156,7 @@ def _ingest(
     progress.documents(len(outcomes) + len(relative_paths))
     for outcome in outcomes:
         progress.document_finished(outcome)
-    done = _Outcomes(outcomes, progress, stop)
+    done = Outcomes(outcomes, progress, stop)
     # The signal is read below; the context managers on the way out have closed the index.
     with suppress(Interrupted):
         _run_all(settings, relative_paths, keys, instance, log_level, done)
@@ -241,25 +170,13 @@ def _ingest(
     return outcomes
 
 
-@dataclass
-class _Outcomes:
-    outcomes: list[DocumentOutcome]
-    progress: RunProgress
-    stop: StopSignals
-    current: str | None = None  # the document whose run is being prepared or executed
-
-    def add(self, outcome: DocumentOutcome) -> None:
-        self.outcomes.append(outcome)
-        self.progress.document_finished(outcome)
-
-
 def _run_all(
     settings: Settings,
     relative_paths: list[str],
     keys: list[str],
     instance,
     log_level: str,
-    progress: _Outcomes,
+    progress: Outcomes,
 ) -> None:
     own_instance = instance is None
     instance = instance or open_instance(settings)
@@ -283,8 +200,8 @@ def _run_all(
     # Taken before the verdict is read: anything written from here on voids the receipt.
     digest = receipt_digest(settings, relative_paths) if own_instance else None
     paths = dict(zip(keys, relative_paths, strict=True))
-    plans: dict[str, PartitionPlan] = {  # a file raw_documents refuses runs it alone
-        p.partition_key: landing_plan(p, resources["inbox"], paths[p.partition_key])
+    parts = {  # a document's runs: a landing part, then its checked steps (defs/landing.py)
+        p.partition_key: run_parts(p.assets, resources["inbox"], paths[p.partition_key])
         for p in plan_runs(instance, graph, keys)
     }
     run_config = {
@@ -296,7 +213,11 @@ def _run_all(
             else {}
         ),
     }
-    to_parse = [p for p, k in zip(relative_paths, keys, strict=True) if PARSE in plans[k].assets]
+    to_parse = [
+        p
+        for p, k in zip(relative_paths, keys, strict=True)
+        if any(PARSE in part.assets for part in parts[k])
+    ]
     parse_ahead = ParseAhead(resources, settings.inbox_dir, to_parse)
     # Milvus Lite's engine starts once for the whole ingest, not once per document.
     with LiteHold(settings.resolved_milvus_uri) as engine, parse_ahead:
@@ -309,11 +230,11 @@ def _run_all(
                 instance,
                 defs,
                 graph,
-                plans[key],
-                relative_path,
+                (key, relative_path),
+                parts[key],
                 run_config,
                 engine,
-                progress.progress,
+                progress,
             )
             stopped = progress.stop.received()
             if stopped and not outcome.success:
@@ -323,11 +244,7 @@ def _run_all(
             if stopped:
                 return
             engine.step_aside_if_wanted()
-        # Each document once, under the key the UI shows: earlier keys of those indexed now go.
-        indexed = {
-            o.source_path: o.doc_id for o in progress.outcomes if o.success and not o.skipped
-        }
-        retire_superseded(instance, DataFolder.of(settings), resources["milvus"], indexed)
+        retire_earlier_keys(settings, instance, resources["milvus"], progress.outcomes)
     outcomes = progress.outcomes
     if own_instance and all(o.success for o in outcomes):
         fresh = [o for o in outcomes if not o.skipped and not o.ran]
@@ -390,44 +307,39 @@ def _run_document(
     instance,
     defs,
     graph,
-    plan: PartitionPlan,
-    relative_path: str,
+    document: tuple[str, str],
+    parts: list[RunPart],
     run_config,
     engine: LiteHold,
-    progress: RunProgress,
+    progress: Outcomes,
 ) -> DocumentOutcome:
-    """One document's run of what is stale in it, or its fresh outcome when nothing is."""
-    key = plan.partition_key
-    if not plan.assets:
+    """A document's runs of what is stale in it, part after part while each succeeds, or its
+    fresh outcome when nothing is."""
+    key, relative_path = document
+    if not parts:
         outcome = DocumentOutcome(key, relative_path, True)
-        return _fill_from_instance(outcome, instance, graph.asset_check_keys, set())
-    # Dagster's own wait for a pool slot is logged at DEBUG and ignores SIGINT: wait here.
-    wait_for_pools(
-        instance, {defs.get_assets_def(AssetKey(a)).op.pool for a in plan.assets} - {None}
-    )
-    if "vector_index" in plan.assets:
-        engine.hold()
-    started = time.monotonic()
-    result = _execute(instance, defs, key, plan.assets, run_config, progress)
-    seconds = time.monotonic() - started
-    # The run has ended: a signal now stops the ingest after this document's outcome is read.
+        return fill_from_instance(outcome, instance, graph.asset_check_keys, set())
+    results, ran, seconds = [], (), 0.0
+    for part in parts:
+        # A part that failed ends the document; a stop signal too, once a part has ended.
+        if results and (not results[-1].success or progress.stop.received()):
+            break
+        # Dagster's own wait for a pool slot is logged at DEBUG and ignores SIGINT: wait here.
+        pools = {defs.get_assets_def(AssetKey(a)).op.pool for a in part.assets} - {None}
+        wait_for_pools(instance, pools)
+        if "vector_index" in part.assets:
+            engine.hold()
+        started = time.monotonic()
+        results.append(_execute(instance, defs, key, part, run_config, progress.progress))
+        seconds += time.monotonic() - started
+        ran += part.assets
+    # The runs have ended: a signal now stops the ingest after this document's outcome is read.
     with deferred_signals(redeliver=False):
-        outcome = _finished(instance, graph, key, relative_path, plan, result)
+        outcome = finished_outcome(instance, graph, key, relative_path, ran, results)
+        if outcome.success and ran != tuple(a for p in parts for a in p.assets):
+            outcome.success, outcome.error = False, "stopped before its checked steps"
         outcome.seconds = seconds
         return outcome
-
-
-def _finished(instance, graph, key: str, relative_path: str, plan: PartitionPlan, result):
-    outcome = _outcome(key, relative_path, result)
-    outcome.ran = plan.assets
-    evaluated = {
-        e.event_specific_data.check_name
-        for e in result.all_events
-        if e.event_type == DagsterEventType.ASSET_CHECK_EVALUATION
-    }
-    if outcome.success:
-        outcome = _fill_from_instance(outcome, instance, graph.asset_check_keys, evaluated)
-    return outcome
 
 
 def _leave_receipt(settings: Settings, instance, graph, relative_paths, keys) -> None:
@@ -439,9 +351,7 @@ def _leave_receipt(settings: Settings, instance, graph, relative_paths, keys) ->
         if not digest or any(p.assets for p in plan_runs(instance, graph, keys)):
             return
         unchanged = [
-            _fill_from_instance(
-                DocumentOutcome(k, p, True), instance, graph.asset_check_keys, set()
-            )
+            fill_from_instance(DocumentOutcome(k, p, True), instance, graph.asset_check_keys, set())
             for p, k in zip(relative_paths, keys, strict=True)
         ]
         if receipt_digest(settings, relative_paths) == digest:

@@ -11,6 +11,7 @@ from rag_assets.defs.build import build_defs
 from rag_assets.instance import ensure_dagster_home
 from rag_assets.runner.ingest import ingest
 from rag_assets.settings import Settings
+from rag_assets_tests.support.sensors import checked_part_tick, run_as_the_daemon
 
 pytestmark = pytest.mark.slow
 
@@ -152,7 +153,6 @@ def test_automation_requests_nothing_a_running_inbox_run_does_and_reacts_after_i
 ):
     from dagster import evaluate_automation_conditions
 
-    from rag_assets.defs.jobs import INGEST_JOB
     from rag_assets.instance import open_instance
 
     settings = Settings(data_dir=tmp_path / "data")
@@ -169,21 +169,20 @@ def test_automation_requests_nothing_a_running_inbox_run_does_and_reacts_after_i
     (request,) = result.run_requests
     key = request.partition_key
     cursor = evaluate_automation_conditions(defs, instance, cursor=cursor).cursor
+    checked_cursor = checked_part_tick(defs, instance, None).cursor
 
-    # The run the daemon would launch for the request.
-    job = defs.resolve_job_def(INGEST_JOB)
+    # The runs the daemon would launch: the request's landing part, then the checked part
+    # checked_part_sensor requests. Automation leaves the checked steps to that second run.
+    assert run_as_the_daemon(defs, instance, request).success
+    result = evaluate_automation_conditions(defs, instance, cursor=cursor)
+    assert _requested(result, key) == []
+    (checked,) = checked_part_tick(defs, instance, checked_cursor).run_requests
     requested, run, cursor = _requests_while_running_and_ending(
         defs,
         instance,
         key,
-        cursor,
-        lambda: job.execute_in_process(
-            partition_key=key,
-            instance=instance,
-            tags=request.tags,
-            asset_selection=request.asset_selection,
-            raise_on_error=False,
-        ),
+        result.cursor,
+        lambda: run_as_the_daemon(defs, instance, checked),
         monkeypatch,
     )
     assert run.success
@@ -204,6 +203,7 @@ def test_automation_requests_nothing_a_running_cli_ingest_run_does(tmp_path, mon
     from dagster import evaluate_automation_conditions
 
     from rag_assets.defs.assets import PIPELINE
+    from rag_assets.defs.landing import split_parts
     from rag_assets.defs.partitions import documents_partitions
     from rag_assets.instance import open_instance
     from rag_assets.runner.ingest import _execute
@@ -221,12 +221,17 @@ def test_automation_requests_nothing_a_running_cli_ingest_run_does(tmp_path, mon
     instance.add_dynamic_partitions(documents_partitions.name, [key])
     cursor = evaluate_automation_conditions(defs, instance, cursor=cursor).cursor
 
+    # Its two runs: the steps without checks, then the checked ones.
+    landing, checked = split_parts(PIPELINE)
+    assert _execute(instance, defs, key, landing, {}, RunProgress()).success
+    result = evaluate_automation_conditions(defs, instance, cursor=cursor)
+    assert _requested(result, key) == []
     requested, run, _ = _requests_while_running_and_ending(
         defs,
         instance,
         key,
-        cursor,
-        lambda: _execute(instance, defs, key, tuple(PIPELINE), {}, RunProgress()),
+        result.cursor,
+        lambda: _execute(instance, defs, key, checked, {}, RunProgress()),
         monkeypatch,
     )
     assert run.success
@@ -236,14 +241,13 @@ def test_automation_requests_nothing_a_running_cli_ingest_run_does(tmp_path, mon
 def test_automation_does_not_retry_a_failed_inbox_run(tmp_path):
     from dagster import evaluate_automation_conditions
 
-    from rag_assets.defs.jobs import INGEST_JOB
-
     settings = Settings(data_dir=tmp_path / "data")
     settings.inbox_dir.mkdir(parents=True)
     (settings.inbox_dir / "title.md").write_text("# Only a title\n")  # nothing to chunk
     defs = build_defs(settings)
     instance = DagsterInstance.ephemeral()
     cursor = evaluate_automation_conditions(defs, instance).cursor
+    checked_cursor = checked_part_tick(defs, instance, None).cursor
     result = defs.get_sensor_def("inbox_sensor")(
         build_sensor_context(instance=instance, resources=defs.resources)
     )
@@ -252,14 +256,10 @@ def test_automation_does_not_retry_a_failed_inbox_run(tmp_path):
     (request,) = result.run_requests
     cursor = evaluate_automation_conditions(defs, instance, cursor=cursor).cursor
 
-    run = defs.resolve_job_def(INGEST_JOB).execute_in_process(
-        partition_key=request.partition_key,
-        instance=instance,
-        tags=request.tags,
-        asset_selection=request.asset_selection,
-        raise_on_error=False,
-    )
-    assert not run.success
+    # It lands, then its checked part fails: there is nothing to chunk.
+    assert run_as_the_daemon(defs, instance, request).success
+    (checked,) = checked_part_tick(defs, instance, checked_cursor).run_requests
+    assert not run_as_the_daemon(defs, instance, checked).success
     # The same file would fail the same way: a run waits for a change.
     for _ in range(2):
         result = evaluate_automation_conditions(defs, instance, cursor=cursor)

@@ -3,13 +3,19 @@
 import pytest
 from dagster import DagsterInstance
 
-from rag_assets.defs.assets import PIPELINE
+from rag_assets.defs.assets import CHECKED, PIPELINE
 from rag_assets.defs.build import build_defs
+from rag_assets.defs.dagster_private import AssetCheckExecutionRecordStatus, PartitionKeyFilter
+from rag_assets.defs.landing import CHECKED_PART, LANDING_PART, PART_TAG
 from rag_assets.index.store import MilvusIndex
 from rag_assets.runner.ingest import ingest
 from rag_assets.settings import Settings
 from rag_assets.sources.keys import partition_key_for
-from rag_assets_tests.support.sensors import inbox_sensor_tick
+from rag_assets_tests.support.sensors import (
+    checked_part_tick,
+    inbox_sensor_tick,
+    run_as_the_daemon,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -109,8 +115,55 @@ def test_a_file_raw_documents_refuses_gets_a_run_of_raw_documents_alone(tmp_path
         r.partition_key: [k.to_user_string() for k in r.asset_selection]
         for r in result.run_requests
     }
-    # Its run fails in raw_documents; no step below, nor its checks, is planned in it.
+    # Its run fails in raw_documents; no step below, nor its checks, is planned in it. The
+    # other's run is its landing part: the checked steps follow once it succeeded.
     assert selections == {
-        partition_key_for("good.md"): list(PIPELINE),
+        partition_key_for("good.md"): PIPELINE[: PIPELINE.index(CHECKED[0])],
         partition_key_for("broken.pdf"): ["raw_documents"],
     }
+    assert {r.tags[PART_TAG] for r in result.run_requests} == {LANDING_PART}
+
+
+def test_a_document_failing_before_its_checks_has_them_not_run_in_the_daemon(tmp_path):
+    settings = Settings(data_dir=tmp_path)
+    defs = build_defs(settings)
+    instance = DagsterInstance.ephemeral()
+    inbox = settings.inbox_dir
+    inbox.mkdir(parents=True)
+    (inbox / "good.md").write_text("# Good\n\n" + "A document that lands and is checked. " * 20)
+    # A PDF by its header that no parser can open: it fails in parsed_documents.
+    (inbox / "corrupt.pdf").write_bytes(b"%PDF-1.7\n" + b"damaged in transit\n" * 40)
+    good, corrupt = partition_key_for("good.md"), partition_key_for("corrupt.pdf")
+
+    cursor = checked_part_tick(defs, instance, None).cursor  # the sensor starts
+    result = inbox_sensor_tick(defs, instance, None)
+    landing = {r.partition_key: run_as_the_daemon(defs, instance, r) for r in result.run_requests}
+    assert landing[good].success and not landing[corrupt].success
+    # Only the landing run that succeeded is followed, by one run of the checked steps.
+    followed = checked_part_tick(defs, instance, cursor)
+    (request,) = followed.run_requests
+    assert request.partition_key == good
+    assert [k.to_user_string() for k in request.asset_selection] == CHECKED
+    assert request.tags[PART_TAG] == CHECKED_PART
+    assert request.tags["rag_assets/sha256"] == landing[good].dagster_run.tags["rag_assets/sha256"]
+    assert run_as_the_daemon(defs, instance, request).success
+    assert checked_part_tick(defs, instance, followed.cursor).run_requests == []
+
+    check_keys = [
+        k
+        for k in defs.resolve_asset_graph().asset_check_keys
+        if k.asset_key.to_user_string() in CHECKED
+    ]
+    storage = instance.event_log_storage
+    # The failed document's checks were never planned: nothing reads them failed.
+    assert (
+        storage.get_latest_asset_check_execution_by_key(
+            check_keys, partition_filter=PartitionKeyFilter(key=corrupt)
+        )
+        == {}
+    )
+    passed = storage.get_latest_asset_check_execution_by_key(
+        check_keys, partition_filter=PartitionKeyFilter(key=good)
+    )
+    assert set(passed) == set(check_keys)
+    assert {r.status for r in passed.values()} == {AssetCheckExecutionRecordStatus.SUCCEEDED}

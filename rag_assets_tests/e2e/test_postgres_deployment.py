@@ -27,6 +27,7 @@ import yaml
 from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
 from dagster._core.storage.dagster_run import IN_PROGRESS_RUN_STATUSES
 
+from rag_assets.defs.landing import PART_TAG
 from rag_assets.index.store import MilvusIndex
 from rag_assets.settings import Settings
 from rag_assets.storage import read_chunks
@@ -145,9 +146,15 @@ def wait_for_code_server(healthcheck: list[str], env: dict, server: subprocess.P
 
 
 def sensor_runs(instance: DagsterInstance):
-    return instance.get_run_records(
-        RunsFilter(job_name="ingest_documents", tags={"dagster/sensor_name": "inbox_sensor"})
-    )
+    """The inbox sensor's runs (each document's landing part) and checked_part_sensor's (its
+    checked part, once that succeeded)."""
+    return [
+        record
+        for sensor in ("inbox_sensor", "checked_part_sensor")
+        for record in instance.get_run_records(
+            RunsFilter(job_name="ingest_documents", tags={"dagster/sensor_name": sensor})
+        )
+    ]
 
 
 def wait_for_sensor_runs(instance: DagsterInstance, daemon_log: Path):
@@ -155,7 +162,7 @@ def wait_for_sensor_runs(instance: DagsterInstance, daemon_log: Path):
     while True:
         records = sensor_runs(instance)
         finished = [r for r in records if r.dagster_run.is_finished]
-        if len(records) == len(DOCUMENTS) and len(finished) == len(records):
+        if len(records) == 2 * len(DOCUMENTS) and len(finished) == len(records):
             return records
         assert time.monotonic() < deadline, (
             f"{len(finished)} of {len(records)} runs finished; daemon log:\n"
@@ -242,6 +249,10 @@ def test_daemon_runs_documents_side_by_side_on_postgres(tmp_path, monkeypatch):
     settings = Settings(data_dir=data_dir)
     keys = {r.dagster_run.tags["dagster/partition"] for r in records}
     assert len(keys) == len(DOCUMENTS)
+    parts = {
+        (r.dagster_run.tags["dagster/partition"], r.dagster_run.tags[PART_TAG]) for r in records
+    }
+    assert parts == {(key, part) for key in keys for part in ("landing", "checked")}
     with MilvusIndex(settings.resolved_milvus_uri) as index:
         (collection,) = index.list_collections()
         for key in keys:

@@ -22,6 +22,7 @@ from dagster import DagsterInstance, build_sensor_context
 from rag_assets.cli import main
 from rag_assets.defs.assets import PIPELINE
 from rag_assets.defs.assets.evaluation import EVALUATION, FLOORS_CHECK
+from rag_assets.defs.landing import PART_TAG
 from rag_assets.defs.recovery import recovery_sensor
 from rag_assets.runner.evaluation import evaluate
 from rag_assets.runner.ingest import DocumentOutcome, ingest
@@ -58,7 +59,8 @@ class UI:
     port: int
     key: str  # operator-guide.md: landed
     pdf_key: str  # a two-page PDF: landed
-    failed: DocumentOutcome  # a text file named .pdf: failed
+    failed: DocumentOutcome  # a text file named .pdf: failed in raw_documents
+    corrupt: DocumentOutcome  # a PDF no parser opens: failed in parsed_documents
     data_dir: Path
 
 
@@ -85,17 +87,21 @@ def ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UI]:
     folder = tmp_path_factory.mktemp("ui")
     broken = folder / "broken.pdf"
     broken.write_text("plain text under a .pdf name\n")
+    corrupt = folder / "corrupt.pdf"
+    corrupt.write_bytes(b"%PDF-1.7\n" + b"damaged in transit\n" * 40)
     data_dir = folder / "data"
-    # The failed document last: its run is the latest, whose checks the summaries read first.
-    guide, pdf, failed = ingest(
-        Settings(data_dir=data_dir), [DOCUMENT, _two_page_pdf(folder / "two-pages.pdf"), broken]
+    # The failed documents last: their runs are the latest, whose checks the summaries read first.
+    guide, pdf, failed, unparsed = ingest(
+        Settings(data_dir=data_dir),
+        [DOCUMENT, _two_page_pdf(folder / "two-pages.pdf"), broken, corrupt],
     )
     assert guide.success and pdf.success, (guide.summary(), pdf.summary())
     assert not failed.success and failed.error, failed.summary()
+    assert not unparsed.success and "corrupt" in unparsed.error, unparsed.summary()
     with webserver(data_dir) as port:
         # What "Skip" on the community pop-up stores, so it does not cover the pages.
         assert graphql(port, "mutation { setNuxSeen }")["setNuxSeen"] is True
-        yield UI(port, guide.doc_id, pdf.doc_id, failed, data_dir)
+        yield UI(port, guide.doc_id, pdf.doc_id, failed, unparsed, data_dir)
 
 
 def _chromium() -> str:
@@ -187,7 +193,7 @@ def test_graphql_shows_assets_partitions_checks_and_metadata(ui):
     nodes = graphql(ui.port, "{ assetNodes { assetKey { path } partitionKeys } }")["assetNodes"]
     partitions = {n["assetKey"]["path"][0]: n["partitionKeys"] for n in nodes}
     assert partitions.keys() >= set(PIPELINE)
-    keys = {ui.key, ui.pdf_key, ui.failed.doc_id}
+    keys = {ui.key, ui.pdf_key, ui.failed.doc_id, ui.corrupt.doc_id}
     assert all(set(partitions[asset]) == keys for asset in PIPELINE)
 
     for asset in PIPELINE:
@@ -222,22 +228,38 @@ def test_graphql_shows_assets_partitions_checks_and_metadata(ui):
             assert by_partition == {ui.key: "SUCCEEDED", ui.pdf_key: "SUCCEEDED"}, (asset, check)
 
 
-def _run_log(port: int, key: str) -> tuple[dict, list[dict]]:
-    [run] = graphql(
+def _run_log(port: int, key: str) -> tuple[list[dict], list[dict]]:
+    """A document's runs, first first, and their events one run after the other."""
+    runs = graphql(
         port,
         f"""{{ runsOrError(filter: {{tags: [{{key: "dagster/partition", value: "{key}"}}]}}) {{
-               ... on Runs {{ results {{ runId status }} }} }} }}""",
-    )["runsOrError"]["results"]
-    events = graphql(
-        port,
-        f"""{{ logsForRun(runId: "{run["runId"]}") {{ ... on EventConnection {{
+               ... on Runs {{ results {{ runId status stepKeysToExecute
+                 tags {{ key value }} }} }} }} }}""",
+    )["runsOrError"]["results"][::-1]
+    events = [
+        event
+        for run in runs
+        for event in graphql(
+            port,
+            f"""{{ logsForRun(runId: "{run["runId"]}") {{ ... on EventConnection {{
                events {{ __typename ... on MessageEvent {{ message level stepKey }} }} }} }} }}""",
-    )["logsForRun"]["events"]
-    return run, events
+        )["logsForRun"]["events"]
+    ]
+    return runs, events
+
+
+def _part(run: dict) -> str:
+    return {t["key"]: t["value"] for t in run["tags"]}[PART_TAG]
 
 
 def test_run_logs_show_progress_at_info(ui):
-    _, events = _run_log(ui.port, ui.pdf_key)
+    runs, events = _run_log(ui.port, ui.pdf_key)
+    # Two runs: the steps without checks, then the checked ones.
+    assert [(_part(r), r["status"]) for r in runs] == [
+        ("landing", "SUCCESS"),
+        ("checked", "SUCCESS"),
+    ]
+    assert [r["stepKeysToExecute"] for r in runs] == [PIPELINE[:4], list(CHECKED)]
     info = [e["message"] for e in events if e.get("level") == "INFO"]
     assert "two-pages.pdf: parsing 2 pages" in info
     assert "two-pages.pdf: pages parsed: 2 of 2" in info
@@ -245,7 +267,7 @@ def test_run_logs_show_progress_at_info(ui):
 
 
 def test_a_failed_documents_run_shows_its_one_line_reason_first(ui):
-    run, events = _run_log(ui.port, ui.failed.doc_id)
+    [run], events = _run_log(ui.port, ui.failed.doc_id)
     assert run["status"] == "FAILURE"
     errors = [e for e in events if e.get("level") == "ERROR"]
     # The first error of the run is the reason the CLI prints, on one line.
@@ -290,17 +312,19 @@ def test_screenshots_of_the_graph_a_partition_and_its_checks(ui):
 
 def test_a_document_failed_upstream_has_its_checks_not_run_and_the_others_passed(ui):
     # The file raw_documents refuses ran that step alone: nothing below it was planned.
-    run, _ = _run_log(ui.port, ui.failed.doc_id)
-    steps = graphql(
-        ui.port,
-        f'{{ runOrError(runId: "{run["runId"]}") {{ ... on Run {{ stepKeysToExecute }} }} }}',
-    )["runOrError"]["stepKeysToExecute"]
-    assert steps == ["raw_documents"]
+    [run], _ = _run_log(ui.port, ui.failed.doc_id)
+    assert run["stepKeysToExecute"] == ["raw_documents"]
+    # The PDF no parser opens ran the steps without checks, and failed there: no check of its
+    # was planned, so none reads "execution failed".
+    [run], _ = _run_log(ui.port, ui.corrupt.doc_id)
+    assert (_part(run), run["status"]) == ("landing", "FAILURE")
+    assert run["stepKeysToExecute"] == PIPELINE[:4]
     _assert_checks_read_passed(ui, {ui.key, ui.pdf_key})
-    # The document failed where it failed; below, its partitions are missing, not failed.
+    # Each failed in its landing run; the checked steps below are missing, not failed.
     for asset in PIPELINE:
         stats = _asset_state(ui.port, asset)["partitionStats"]
-        assert stats["numFailed"] == (1 if asset == "raw_documents" else 0), (asset, stats)
+        failed = {"raw_documents": 1}.get(asset, 0 if asset in CHECKED else 1)
+        assert stats["numFailed"] == failed, (asset, stats)
 
     text = _page_text(
         ui, "document-chunks-graph", "/assets/document_chunks?view=lineage&lineageDepth=1"
@@ -406,9 +430,10 @@ def test_a_partition_list_shows_the_whole_key_of_a_document_in_a_folder(tmp_path
     assert _shown_partition_keys(dom)[outcome.doc_id] == outcome.doc_id
 
 
-# Last in the module: it removes the failed document from the instance the other tests read.
+# Last in the module: it removes the failed documents from the instance the other tests read.
 def test_after_the_failed_file_is_removed_only_existing_documents_count(ui):
-    assert main(["remove", "--data-dir", str(ui.data_dir), ui.failed.doc_id]) == 0
+    removed = [ui.failed.doc_id, ui.corrupt.doc_id]
+    assert main(["remove", "--data-dir", str(ui.data_dir), *removed]) == 0
     for asset in PIPELINE:
         node = _asset_state(ui.port, asset)
         assert set(node["partitionKeys"]) == {ui.key, ui.pdf_key}, asset

@@ -271,7 +271,7 @@ def test_vision_tables_that_raise_leave_the_parsers_tables(
 def test_a_failed_repair_lands_the_document_degraded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from rag_assets.runner.ingest import _outcome
+    from rag_assets.runner.outcomes import run_outcome
 
     monkeypatch.setattr(repairs, "REPAIRS", _broken("split_words_joined"))
     source = tmp_path / "guide.md"
@@ -284,7 +284,7 @@ def test_a_failed_repair_lands_the_document_degraded(
     assert materialization.metadata["repairs_failed"].value == {
         "split_words_joined": "RuntimeError: injected failure"
     }
-    outcome = _outcome(partition_key_for(relative), relative, result)
+    outcome = run_outcome(partition_key_for(relative), relative, [result])
     assert outcome.degraded and f"degraded: {note}" in outcome.summary()
 
 

@@ -13,6 +13,7 @@ from dagster_graphql.test.utils import execute_dagster_graphql
 from rag_assets.cli import main
 from rag_assets.defs.assets import PIPELINE
 from rag_assets.defs.jobs import INGEST_JOB, LAUNCHED_BY_TAG
+from rag_assets.defs.landing import split_parts
 from rag_assets.instance import open_instance
 from rag_assets.runner.ingest import WORKSPACE_YAML
 from rag_assets.settings import Settings
@@ -53,7 +54,7 @@ def test_a_cli_ingest_run_is_a_run_of_the_code_locations_job(tmp_path, monkeypat
     assert "valves.md  parser=docling template=fixed" in capsys.readouterr().out
     instance = open_instance(Settings.from_env())
     runs = instance.get_runs()
-    assert len(runs) == 2
+    assert len(runs) == 4  # each document's landing part, then its checked part
     label = f"{REPOSITORY}@{LOCATION}"
 
     target = WorkspaceFileTarget(paths=[str(WORKSPACE_YAML)])
@@ -61,9 +62,13 @@ def test_a_cli_ingest_run_is_a_run_of_the_code_locations_job(tmp_path, monkeypat
         context = process.create_request_context()
         location = context.get_code_location(LOCATION)
         job = location.get_repository(REPOSITORY).get_full_job(INGEST_JOB)
-        # What the daemon creates for an inbox sensor request, which names every step.
-        steps = {AssetKey(a) for a in PIPELINE}
-        subset = location.get_job(JobSubsetSelector(LOCATION, REPOSITORY, INGEST_JOB, None, steps))
+        # What the daemon creates for a request naming a part's steps: the job's subset.
+        subsets = {
+            frozenset(steps): location.get_job(
+                JobSubsetSelector(LOCATION, REPOSITORY, INGEST_JOB, None, set(steps))
+            ).computed_job_snapshot_id
+            for steps in ({AssetKey(a) for a in part.assets} for part in split_parts(PIPELINE))
+        }
         answer = execute_dagster_graphql(
             context,
             JOB_RUNS,
@@ -89,13 +94,13 @@ def test_a_cli_ingest_run_is_a_run_of_the_code_locations_job(tmp_path, monkeypat
             "repositoryLocationName": LOCATION,
         }
         # The snapshots the webserver computes from the code location.
-        assert shown["pipelineSnapshotId"] == subset.computed_job_snapshot_id
+        steps = frozenset(AssetKey(a["path"]) for a in shown["assetSelection"])
+        assert shown["pipelineSnapshotId"] == subsets[steps]
         assert shown["parentPipelineSnapshotId"] == job.computed_job_snapshot_id
-        assert {AssetKey(a["path"]) for a in shown["assetSelection"]} == steps
     served = job.get_python_origin()
     for run in runs:
         assert run.tags[LAUNCHED_BY_TAG] == "cli"  # not just "Manually launched"
-        assert run.job_snapshot_id == subset.computed_job_snapshot_id
+        assert run.job_snapshot_id == subsets[frozenset(run.asset_selection)]
         # Where a run worker loads the job: the code location's module and its `defs`.
         ours = run.job_code_origin
         assert (ours.job_name, ours.executable_path) == (served.job_name, served.executable_path)
