@@ -20,12 +20,15 @@ from rag_assets_tests.support.sensors import (
 pytestmark = pytest.mark.slow
 
 
-def test_sensor_adds_reruns_and_removes(tmp_path):
+def _project(tmp_path):
+    """Settings over `tmp_path`, their definitions, an ephemeral instance and an empty inbox."""
     settings = Settings(data_dir=tmp_path)
-    defs = build_defs(settings)
-    instance = DagsterInstance.ephemeral()
-    inbox = settings.inbox_dir
-    inbox.mkdir(parents=True)
+    settings.inbox_dir.mkdir(parents=True)
+    return settings, build_defs(settings), DagsterInstance.ephemeral(), settings.inbox_dir
+
+
+def test_sensor_adds_reruns_and_removes(tmp_path):
+    settings, defs, instance, inbox = _project(tmp_path)
     (inbox / "a.md").write_text("# Alpha\n\nThe alpha document.\n")
     (inbox / "b.md").write_text("# Beta\n\nThe beta document.\n")
     key_a, key_b = partition_key_for("a.md"), partition_key_for("b.md")
@@ -102,11 +105,7 @@ def test_sensor_refuses_hand_added_keys_and_deletes_nothing_outside(tmp_path):
 
 
 def test_a_file_raw_documents_refuses_gets_a_run_of_raw_documents_alone(tmp_path):
-    settings = Settings(data_dir=tmp_path)
-    defs = build_defs(settings)
-    instance = DagsterInstance.ephemeral()
-    inbox = settings.inbox_dir
-    inbox.mkdir(parents=True)
+    settings, defs, instance, inbox = _project(tmp_path)
     (inbox / "good.md").write_text("# Good\n\nA document that lands.\n")
     (inbox / "broken.pdf").write_text("plain text under a .pdf name\n")
 
@@ -125,11 +124,7 @@ def test_a_file_raw_documents_refuses_gets_a_run_of_raw_documents_alone(tmp_path
 
 
 def test_a_document_failing_before_its_checks_has_them_not_run_in_the_daemon(tmp_path):
-    settings = Settings(data_dir=tmp_path)
-    defs = build_defs(settings)
-    instance = DagsterInstance.ephemeral()
-    inbox = settings.inbox_dir
-    inbox.mkdir(parents=True)
+    settings, defs, instance, inbox = _project(tmp_path)
     (inbox / "good.md").write_text("# Good\n\n" + "A document that lands and is checked. " * 20)
     # A PDF by its header that no parser can open: it fails in parsed_documents.
     (inbox / "corrupt.pdf").write_bytes(b"%PDF-1.7\n" + b"damaged in transit\n" * 40)
