@@ -293,3 +293,20 @@ def _sentences(text: str) -> list[tuple[int, int]]:
             spans.append((start + lead, start + len(sentence.rstrip())))
         start = end
     return spans
+
+
+def table_outline(element: DocumentElement, caption: str = "") -> str | None:
+    """A split table as one chunk names it: its caption, its header rows and every row's
+    label (`Rows: Revenues; Cost of sales; ...`), the words a question about the table uses,
+    which its parts hold only a few of each. None for a table without header rows, or whose
+    first column holds no words in most rows."""
+    prefix_end, seams, _ = _seams(element)
+    text = element.text
+    firsts = [" ".join(row_cells(text[start:end])[0].split()) for start, end in seams]
+    labels = [cell for cell in firsts if any(c.isalpha() for c in cell)]
+    # A first column of figures or codes (`6`, `4`, `2`) names no row.
+    if not prefix_end or len(labels) < max(2, len(firsts) / 2):
+        return None
+    blocks = [caption] if caption else []
+    blocks += [text[:prefix_end].rstrip(), "Rows: " + "; ".join(labels)]
+    return BLOCK_SEPARATOR.join(blocks)

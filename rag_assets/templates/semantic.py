@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from itertools import groupby
 
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
@@ -35,7 +36,13 @@ from rag_assets.templates.base import (
     heading_line,
     heading_title,
 )
-from rag_assets.templates.packing import BLOCK_SEPARATOR, Packer, render
+from rag_assets.templates.packing import (
+    BLOCK_SEPARATOR,
+    Packer,
+    Piece,
+    render,
+    table_outline,
+)
 from rag_assets.templates.tokens import TokenCounter
 
 # Empty sibling headings whose titles a section's context carries, at most (see _Section).
@@ -69,6 +76,7 @@ class _Draft:
     tables: frozenset[int]  # those of them that are tables
     first: bool  # the first chunk of its (first) section
     whole: bool  # holds whole sections only
+    outline: bool = False  # a split table's outline (see `_outlines`)
 
     def join(self, other: _Draft, counter: TokenCounter) -> _Draft:
         text = self.text + BLOCK_SEPARATOR + other.text
@@ -82,6 +90,7 @@ class _Draft:
             self.tables | other.tables,
             self.first,
             self.whole and other.whole,
+            self.outline,
         )
 
 
@@ -98,7 +107,7 @@ class SemanticTemplate(ChunkTemplate):
     """
 
     name = "semantic"
-    version = "6"
+    version = "7"  # 7: a split table's outline
 
     def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]:
         return section_rows(self, doc, counter)
@@ -145,6 +154,43 @@ def _drafts(doc: StandardizedDocument, section: _Section, packer: Packer) -> lis
                 frozenset(p.index for p in chunk_pieces if p.element.type == "table"),
                 first=not drafts,
                 whole=len(packed) == 1,
+            )
+        )
+    return drafts + _outlines(section, pieces, line, lead, packer)
+
+
+def _outlines(
+    section: _Section, pieces: list[Piece], line: str, lead: str, packer: Packer
+) -> list[_Draft]:
+    """One more chunk per table split over several chunks: the section's heading line and the
+    table's outline (caption, header rows, every row's label; `packing.table_outline`), so
+    that the words a question names the table by meet in one chunk. Labels that would pass
+    the token limit are left out from the end; a table with room for fewer than two gets none."""
+    drafts = []
+    for index, group in groupby(pieces, key=lambda piece: piece.index):
+        parts = list(group)
+        element = parts[0].element
+        outline = table_outline(element, parts[0].caption) if element.type == "table" else None
+        if len(parts) < 2 or outline is None:
+            continue
+        text = BLOCK_SEPARATOR.join(filter(None, [line, outline]))
+        breadcrumb = lead.removesuffix(line)
+        while packer.counter.count(breadcrumb + text) > packer.max_tokens and "; " in text:
+            text = text[: text.rfind("; ")]
+        if "; " not in text or packer.counter.count(breadcrumb + text) > packer.max_tokens:
+            continue  # room for fewer than two labels: no outline worth a chunk
+        drafts.append(
+            _Draft(
+                text,
+                packer.counter.count(text),
+                breadcrumb,
+                [ElementSpan(element, 0, len(element.text))],
+                [section],
+                frozenset({index}),
+                frozenset({index}),
+                first=False,
+                whole=False,
+                outline=True,
             )
         )
     return drafts
@@ -197,6 +243,8 @@ def _row(
     metadata: dict = {"contains_table": bool(draft.tables)}
     if number:
         metadata["section_number"] = number
+    if draft.outline:
+        metadata["table_outline"] = True
     if len(draft.sections) > 1:
         metadata["merged_sections"] = [s.headings[-1] for s in draft.sections[1:]]
     single_table = bool(draft.tables) and len(draft.indexes) == 1

@@ -178,6 +178,8 @@ class SpecTemplate(ChunkTemplate):
                 update={"page_start": whole.page_start, "page_end": whole.page_end}
             )
             for whole in self._semantic(doc, parts, counter)
+            # Its row chunks below name every row with the table's name: no outline needed.
+            if not whole.metadata.get("table_outline")
         ]
         parsed = parse_table(table)
         if parsed is None:

@@ -160,16 +160,57 @@ def test_semantic_oversized_table_splits_at_rows_with_header_repeated(kind: str)
     rows = semantic(doc, max_tokens=22, overlap=5)
 
     # With overlap 5, each chunk after the first starts with the previous chunk's last row.
-    assert texts(rows) == [
+    parts = [
         f"## T\n\n{header}\n{rows_md[0]}\n{rows_md[1]}",
         f"## T\n\n{header}\n{rows_md[1]}\n{rows_md[2]}",
         f"## T\n\n{header}\n{rows_md[2]}\n{rows_md[3]}",
         f"## T\n\n{header}\n{rows_md[3]}\n{rows_md[4]}",
     ]
-    assert [r.token_count for r in rows] == [18, 18, 18, 18]
     is_table = kind == "table"
+    # A split table also gets its outline (test_a_split_table_gets_an_outline_chunk).
+    outline = [f"## T\n\n{header}\n\nRows: r1; r2; r3; r4; r5"] if is_table else []
+    assert texts(rows) == parts + outline
+    assert [r.token_count for r in rows[:4]] == [18, 18, 18, 18]
     assert all((r.chunk_type == "table") == is_table for r in rows)
     assert all(r.metadata["contains_table"] == is_table for r in rows)
+
+
+def test_a_split_table_gets_an_outline_chunk() -> None:
+    # A statement split over chunks: no part holds both "Revenue" and "Net income", the
+    # outline names every row under the table's caption and header.
+    header = "| (in millions) | 2017 | 2016 |\n|---|---|---|"
+    labels = ["Revenue", "Cost of sales", "Gross profit", "Operating income", "Net income"]
+    table = (
+        header + "\n" + "\n".join(f"| {label} | {i} | {i + 1} |" for i, label in enumerate(labels))
+    )
+    doc = make_doc(
+        [
+            ("heading", "## Statements", 2, 1),
+            ("caption", "Consolidated Statements of Income", None, 1),
+            ("table", table, None, 2),
+            ("paragraph", "After the table.", None, 2),
+        ]
+    )
+    rows = semantic(doc, max_tokens=40)
+    outlines = [r for r in rows if r.metadata.get("table_outline")]
+    assert len(outlines) == 1
+    outline = outlines[0]
+    assert outline.text == (
+        f"## Statements\n\nConsolidated Statements of Income\n\n{header}\n\n"
+        "Rows: Revenue; Cost of sales; Gross profit; Operating income; Net income"
+    )
+    assert not any("Revenue" in r.text and "Net income" in r.text for r in rows if r is not outline)
+    # It cites the table's page and counts as a table chunk.
+    assert (outline.chunk_type, outline.page_start, outline.page_end) == ("table", 2, 2)
+    assert all(r.token_count <= 40 for r in rows)
+    # Labels that would pass the limit are left out from the end.
+    short = semantic(doc, max_tokens=20)
+    assert [r.text.split("Rows: ")[-1] for r in short if r.metadata.get("table_outline")] == [
+        "Revenue; Cost of sales; Gross profit; Operating income"
+    ]
+    assert all(r.token_count <= 20 for r in short)
+    # A table that fits one chunk is its own outline: none is added.
+    assert not any(r.metadata.get("table_outline") for r in semantic(doc, max_tokens=512))
 
 
 def test_semantic_split_table_names_its_table_in_every_part() -> None:
@@ -225,7 +266,7 @@ def test_semantic_table_header_too_large_to_repeat_is_left_out_of_the_parts() ->
     ]
     assert all(r.token_count <= 16 for r in rows)
     # With heading line at most half the limit (20 of 40) it is repeated in every part.
-    parts = semantic(doc, max_tokens=40)
+    parts = [r for r in semantic(doc, max_tokens=40) if not r.metadata.get("table_outline")]
     assert len(parts) == 2 and all(r.text.startswith(f"## T\n\n{header}\n") for r in parts)
 
 

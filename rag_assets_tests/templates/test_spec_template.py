@@ -244,6 +244,16 @@ def test_corpus_oversized_rows_are_cut_with_the_table_name_repeated(
     assert_blocking_checks_pass(rows, corpus_doc)
 
 
+def test_corpus_split_tables_get_no_outline_their_rows_name_every_row(
+    corpus_doc: StandardizedDocument,
+) -> None:
+    sizes = TemplateOptions(max_tokens=64, overlap_tokens=0)
+    semantic_rows = SemanticTemplate(sizes).chunk(corpus_doc, APPROX)
+    assert any(r.metadata.get("table_outline") for r in semantic_rows)
+    rows = spec(corpus_doc, max_tokens=64, overlap_tokens=0)
+    assert not any(r.metadata.get("table_outline") for r in rows)
+
+
 def test_corpus_chunks_are_deterministic(
     corpus_doc: StandardizedDocument, corpus_rows: list[ChunkRow]
 ) -> None:
