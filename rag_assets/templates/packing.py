@@ -295,11 +295,23 @@ def _sentences(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def table_outline(element: DocumentElement, caption: str = "") -> str | None:
-    """A split table as one chunk names it: its caption, its header rows and every row's
-    label (`Rows: Revenues; Cost of sales; ...`), the words a question about the table uses,
-    which its parts hold only a few of each. None for a table without header rows, or whose
-    first column holds no words in most rows."""
+@dataclass(frozen=True)
+class TableOutline:
+    """A split table as one chunk names it: its caption and header rows (`head`), then its
+    rows' labels (`Rows: Revenues; Cost of sales; ...`), the words a question about the table
+    uses, which its parts hold only a few of each."""
+
+    head: str
+    labels: list[str]
+
+    def text(self, labels: int) -> str:
+        """The outline with the first `labels` row labels."""
+        return f"{self.head}{BLOCK_SEPARATOR}Rows: " + "; ".join(self.labels[:labels])
+
+
+def table_outline(element: DocumentElement, caption: str = "") -> TableOutline | None:
+    """The outline of a table; None for one without header rows, or whose first column holds
+    no words in most rows."""
     prefix_end, seams, _ = _seams(element)
     text = element.text
     firsts = [" ".join(row_cells(text[start:end])[0].split()) for start, end in seams]
@@ -307,6 +319,5 @@ def table_outline(element: DocumentElement, caption: str = "") -> str | None:
     # A first column of figures or codes (`6`, `4`, `2`) names no row.
     if not prefix_end or len(labels) < max(2, len(firsts) / 2):
         return None
-    blocks = [caption] if caption else []
-    blocks += [text[:prefix_end].rstrip(), "Rows: " + "; ".join(labels)]
-    return BLOCK_SEPARATOR.join(blocks)
+    head = [caption] if caption else []
+    return TableOutline(BLOCK_SEPARATOR.join([*head, text[:prefix_end].rstrip()]), labels)

@@ -163,22 +163,33 @@ def _outlines(
     section: _Section, pieces: list[Piece], line: str, lead: str, packer: Packer
 ) -> list[_Draft]:
     """One more chunk per table split over several chunks: the section's heading line and the
-    table's outline (caption, header rows, every row's label; `packing.table_outline`), so
-    that the words a question names the table by meet in one chunk. Labels that would pass
-    the token limit are left out from the end; a table with room for fewer than two gets none."""
+    table's outline (`packing.table_outline`), so that the words a question names the table by
+    meet in one chunk. As many row labels as the token limit leaves room for, from the first;
+    a table with room for fewer than two gets none."""
     drafts = []
+    breadcrumb = lead.removesuffix(line)
     for index, group in groupby(pieces, key=lambda piece: piece.index):
         parts = list(group)
         element = parts[0].element
         outline = table_outline(element, parts[0].caption) if element.type == "table" else None
         if len(parts) < 2 or outline is None:
             continue
-        text = BLOCK_SEPARATOR.join(filter(None, [line, outline]))
-        breadcrumb = lead.removesuffix(line)
-        while packer.counter.count(breadcrumb + text) > packer.max_tokens and "; " in text:
-            text = text[: text.rfind("; ")]
-        if "; " not in text or packer.counter.count(breadcrumb + text) > packer.max_tokens:
+
+        def render_with(labels: int, outline=outline) -> str:
+            return BLOCK_SEPARATOR.join(filter(None, [line, outline.text(labels)]))
+
+        def fits(labels: int) -> bool:
+            return packer.counter.count(breadcrumb + render_with(labels)) <= packer.max_tokens
+
+        # The most labels that fit, by bisection: a long table's outline is counted a few
+        # times, not once per row.
+        low, high = 1, len(outline.labels)
+        while low < high:
+            middle = (low + high + 1) // 2
+            low, high = (middle, high) if fits(middle) else (low, middle - 1)
+        if low < 2 or not fits(low):
             continue  # room for fewer than two labels: no outline worth a chunk
+        text = render_with(low)
         drafts.append(
             _Draft(
                 text,
