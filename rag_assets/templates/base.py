@@ -14,7 +14,7 @@ from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
 from rag_assets.optional import StepFailures
 from rag_assets.profile.model import DocumentProfile
 from rag_assets.templates.references import article_openings, cited_articles, cited_context
-from rag_assets.templates.statements import statement_names
+from rag_assets.templates.statements import statement_names, table_title_names
 from rag_assets.templates.tokens import TokenCounter
 
 T = TypeVar("T")
@@ -221,14 +221,15 @@ def contextualize(title: str | None, headings: Sequence[str], text: str) -> str:
 
 
 def breadcrumb(title: str | None, headings: Sequence[str], text: str) -> str:
-    """`Title › A › B`; under a financial statement's title, its usual names last
-    (`› balance sheet, statement of financial position`), even when the text opens with it."""
+    """`Title › A › B`; under a financial statement's title (a heading, else the first cell
+    of the text's table), its usual names last (`› balance sheet, statement of financial
+    position`), even when the text opens with it."""
     crumbs: list[str] = []
     for part in [title or "", *headings]:
         part = " ".join(part.split())
         if part and (not crumbs or crumbs[-1] != part):
             crumbs.append(part)
-    names = statement_names(headings)
+    names = statement_names(headings) or table_title_names(text)
     if crumbs and opens_with(text, crumbs[-1]):
         crumbs.pop()
     if names:

@@ -107,7 +107,7 @@ class SemanticTemplate(ChunkTemplate):
     """
 
     name = "semantic"
-    version = "7"  # 7: a split table's outline
+    version = "8"  # 8: a statement titled in its table's first row is named
 
     def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]:
         return section_rows(self, doc, counter)

@@ -3,7 +3,9 @@
 A filing titles its statements in its own words (`CONSOLIDATED STATEMENTS OF OPERATIONS`,
 `Consolidated Statement of Financial Position`); questions name them otherwise (`income
 statement`, `balance sheet`). A breadcrumb that holds a statement's title ends with the
-statement's usual names, so what is embedded and matched says both.
+statement's usual names, so what is embedded and matched says both. A parser that reads the
+title into the table's first row (`| Consolidated Balance Sheets | Corning Incorporated and
+Subsidiary Companies |`) leaves no heading for it: that row's first cell then names it.
 """
 
 from __future__ import annotations
@@ -42,6 +44,9 @@ _STATEMENTS: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 # A note about a statement (`Notes to Consolidated Balance Sheets`) is not the statement.
 _NOTES = re.compile(r"\bnotes?\s+to\b", re.I)
+# A title opens its cell; a cell that only mentions a statement (`Gross Amount Presented in the
+# Consolidated Balance Sheet`) is a column, not a title.
+_TITLE_LEAD = re.compile(r"^\W*(?:(?:consolidated|combined|condensed)\s+)*", re.I)
 
 
 def statement_names(headings: Sequence[str]) -> str | None:
@@ -53,4 +58,19 @@ def statement_names(headings: Sequence[str]) -> str | None:
         for pattern, names in _STATEMENTS:
             if pattern.search(heading):
                 return names
+    return None
+
+
+def table_title_names(text: str) -> str | None:
+    """The usual names of the statement the first table row of `text` opens with (its first
+    non-empty cell starting with the statement's title); None otherwise."""
+    row = next((line for line in text.splitlines() if line.lstrip().startswith("|")), "")
+    cell = next((c.strip() for c in row.strip().strip("|").split("|") if c.strip()), "")
+    title = cell[_TITLE_LEAD.match(cell).end() :]
+    if not title or _NOTES.search(cell):
+        return None
+    for pattern, names in _STATEMENTS:
+        found = pattern.search(title)
+        if found and found.start() == 0:
+            return names
     return None

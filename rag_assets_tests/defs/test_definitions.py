@@ -80,7 +80,7 @@ def test_template_versions_are_the_chunks_code_version(tmp_path):
         .get(AssetKey("document_chunks"))
     )
     assert node.code_version == templates_version()
-    assert {"fixed:4", "semantic:7"} <= set(node.code_version.split(","))
+    assert {"fixed:5", "semantic:8"} <= set(node.code_version.split(","))
 
 
 def test_chunk_and_embedding_checks_block_and_the_index_is_pooled(tmp_path):

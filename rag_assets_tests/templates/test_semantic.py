@@ -504,3 +504,34 @@ def test_a_statement_title_gives_the_names_questions_use(
     text = "| Revenue | 10 |"
     crumbs = breadcrumb("Acme Corp · annual report", headings, text)
     assert crumbs.endswith(found) if found else found is None
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        (
+            "| Consolidated Balance Sheets | Corning Incorporated and | Subsidiary Companies |\n"
+            "|---|---|---|\n| Total assets | 29,499 | 30,154 |",
+            "balance sheet",
+        ),
+        (
+            "#### Revenue recognition\n\n| CONSOLIDATED STATEMENTS OF INCOME (in millions) | 2022 |"
+            "\n|---|---|\n| Net sales | 14,189 |",
+            "income statement",
+        ),
+        # A column that mentions a statement does not title the table.
+        (
+            "| December 31, 2018 (Millions) | Gross Amount Presented in the Consolidated Balance "
+            "Sheet |\n|---|---|\n| Foreign exchange | 45 |",
+            None,
+        ),
+        ("| Notes to Consolidated Balance Sheets | 2022 |\n|---|---|", None),
+        ("The balance sheet shows less debt.", None),
+    ],
+)
+def test_a_statement_titled_in_its_tables_first_row_gets_its_names(
+    text: str, names: str | None
+) -> None:
+    crumbs = breadcrumb("Acme Corp · annual report", ["Critical audit matters"], text)
+    last = crumbs.split(" › ")[-1]
+    assert (last.split(",")[0] if last != "Critical audit matters" else None) == names
