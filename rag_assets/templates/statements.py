@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from rag_assets.text.markdown import row_cells
+
 _STATEMENTS: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         re.compile(
@@ -65,12 +67,8 @@ def table_title_names(text: str) -> str | None:
     """The usual names of the statement the first table row of `text` opens with (its first
     non-empty cell starting with the statement's title); None otherwise."""
     row = next((line for line in text.splitlines() if line.lstrip().startswith("|")), "")
-    cell = next((c.strip() for c in row.strip().strip("|").split("|") if c.strip()), "")
+    cell = next((c.strip() for c in row_cells(row) if c.strip()), "")
     title = cell[_TITLE_LEAD.match(cell).end() :]
     if not title or _NOTES.search(cell):
         return None
-    for pattern, names in _STATEMENTS:
-        found = pattern.search(title)
-        if found and found.start() == 0:
-            return names
-    return None
+    return next((names for pattern, names in _STATEMENTS if pattern.match(title)), None)
