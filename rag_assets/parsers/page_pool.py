@@ -9,7 +9,7 @@ idle. Here a PDF's pages are cut into contiguous ranges that spawned workers par
 same time, one model per worker with one ONNX thread each; the caller joins the ranges and
 runs the whole-document passes itself. The workers pay their imports and model load once
 (seconds) and serve every later document of the process; without a page time limit a
-small PDF never starts them.
+small PDF parsed on its own never starts them.
 Each worker holds ~0.5 GiB, so workers left idle for RAG_ASSETS_PARSE_WORKERS_IDLE_S
 seconds (default 60) are stopped, and the next long PDF starts them again.
 
@@ -18,8 +18,9 @@ on a broken page, deaf to Ctrl-C), the pool is replaced, and the job is reported
 while the others still run.
 
 A caller that knows what comes next (an ingest of many files) may read ahead: submit a
-document's ranges before its run asks for them, so the workers parse it while the run before
-it chunks, embeds and indexes on the main process. The run then takes the results by key.
+document's ranges (a short PDF's as one range) before its run asks for them, so the workers
+parse it while the run before it chunks, embeds and indexes on the main process. The run then
+takes the results by key.
 """
 
 from __future__ import annotations
@@ -40,8 +41,9 @@ from typing import Any, TypeVar
 from rag_assets.errors import ConfigurationError
 from rag_assets.settings.processes import ParseWorkerSettings
 
-# Below this many pages a PDF is parsed in the calling process: starting the workers costs
-# more than the second core would save, and a range of a few pages is mostly fixed costs.
+# Below this many pages a PDF is one range: parsed in the calling process (starting the
+# workers costs more than the second core would save, and a range of a few pages is mostly
+# fixed costs), or by one worker when read ahead.
 MIN_SPLIT_PAGES = 16
 MIN_RANGE_PAGES = 4
 # Several ranges per worker even out pages of unequal cost (tables against plain text).

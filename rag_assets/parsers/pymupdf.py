@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
 
@@ -69,30 +70,33 @@ class PyMuPDFParser:
         losses: list[str] = []
         jobs = self._jobs(path, page_count)
         limit = page_timeout()
+        pending = pending_read_ahead()
+        # The file is hashed only when something was read ahead (an ingest of many).
+        key = self._ahead_key(path, jobs) if pending else None
         if not may_start_workers():
             # A daemonic process (a multiprocessing pool's worker) may start no processes: the
             # pages are parsed here, without a time limit.
             if limit is not None:
                 logger.info("%s: parsed in process, without the page time limit", path.name)
             results = [parse_page_range(*job, threads=available_cores()) for job in jobs]
-        elif len(jobs) == 1 and limit is None:
+        elif len(jobs) == 1 and limit is None and key not in pending:
             # No worker shares the cores: the model's ONNX sessions may use them all.
             results = [parse_page_range(*jobs[0], threads=available_cores())]
         else:
-            results = self._in_workers(path, jobs, limit, losses)
+            results = self._in_workers(path, jobs, key, limit, losses)
         return self._joined(path, results, notes, losses)
 
     def _in_workers(
         self,
         path: Path,
         jobs: list[tuple[str, list[int], bool]],
+        key: Hashable | None,
         limit: float | None,
         losses: list[str],
     ) -> list[PageRange]:
-        """The ranges parsed by the workers, in order. A range over its time (`limit` seconds
-        a page) is parsed again page by page; a page over its own is left out, with a note."""
-        # The file is hashed only when something was read ahead (an ingest of many).
-        key = self._ahead_key(path, jobs) if pending_read_ahead() else None
+        """The ranges parsed by the workers (or read ahead under `key`), in order. A range over
+        its time (`limit` seconds a page) is parsed again page by page; a page over its own is
+        left out, with a note."""
         try:
             results = run_in_workers(
                 self.workers,
@@ -130,16 +134,18 @@ class PyMuPDFParser:
             losses.append(f"pages {lost} left out: their parse ran {why}")
         return sorted(kept, key=lambda r: r.document.pages[0].page_number)
 
-    def read_ahead(self, path: Path) -> bool:
-        """Start parsing a long PDF's ranges in the workers now; a later `parse` of a file with
-        the same bytes (the run's fixed copy of it) takes the result. False: nothing started
-        (a short PDF parses in process; a file that cannot be opened is left to `parse`)."""
+    def read_ahead(self, path: Path, short_too: bool = False) -> bool:
+        """Start parsing the PDF's ranges in the workers now; a later `parse` of a file with
+        the same bytes (the run's fixed copy of it) takes the result. A short PDF (one range)
+        is started only `short_too`: for a document whose run comes later, as one worker's job
+        beside the run before it; the run starting now parses it faster in process, with every
+        core. False: nothing started (also a file that cannot be opened: left to `parse`)."""
         try:
             page_count, _ = _open_pdf(path)
         except DocumentError:
             return False
         jobs = self._jobs(path, page_count)
-        if len(jobs) == 1:
+        if len(jobs) == 1 and not short_too:
             return False
         read_ahead(self.workers, parse_page_range, jobs, self._ahead_key(path, jobs))
         return True

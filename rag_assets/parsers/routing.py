@@ -114,15 +114,15 @@ class ParserRouter:
             from_setup=True,
         )
 
-    def read_ahead(self, path: Path, file_format: str) -> bool:
+    def read_ahead(self, path: Path, file_format: str, short_too: bool = False) -> bool:
         """Start parsing `path` before its `parse` is called, where the parser chosen for it can
-        (long PDFs in PyMuPDF's workers); False when nothing started."""
+        (PDFs in PyMuPDF's workers; short ones only `short_too`); False when nothing started."""
         try:
             choice = self.choose(file_format)
         except ConfigurationError:
             return False  # `parse` reports it
         start = getattr(self.parser_for(choice.parser, file_format), "read_ahead", None)
-        return bool(start and start(path))
+        return bool(start and start(path, short_too=short_too))
 
     def parse(self, path: Path, file_format: str) -> tuple[ParsedDocument, ParserChoice]:
         choice = self.choose(file_format)

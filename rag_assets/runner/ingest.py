@@ -273,15 +273,17 @@ class ParseAhead:
         self._submitted = 0
 
     def before(self, relative_path: str) -> None:
-        """This document's run starts now: have it and the one after it submitted, in order."""
+        """This document's run starts now: have it and the one after it submitted, in order
+        (this one only where its parse would use the workers anyway: a long PDF)."""
         if relative_path not in self._position:
             return
-        upto = self._position[relative_path] + 2
-        for path in self._queue[self._submitted : upto]:
-            self._start(path)
-        self._submitted = max(self._submitted, upto)
+        now = self._position[relative_path]
+        for position in range(self._submitted, now + 2):
+            if position < len(self._queue):
+                self._start(self._queue[position], short_too=position > now)
+        self._submitted = max(self._submitted, now + 2)
 
-    def _start(self, relative_path: str) -> None:
+    def _start(self, relative_path: str, short_too: bool) -> None:
         path = self._inbox_dir / relative_path
         try:
             # Over a limit, its run fails before parsing: nothing is parsed ahead for it either.
@@ -292,7 +294,7 @@ class ParseAhead:
             # The parse workers start here: Ctrl-C, which reaches the whole process group, must
             # not hit one still importing, before it ignores SIGINT (a fatal error on stderr).
             with children_deaf_to_stop_signals((signal.SIGINT,)):
-                router.read_ahead(path, file_format)
+                router.read_ahead(path, file_format, short_too)
         except (DocumentError, ConfigurationError, OSError):
             return  # the document's run meets it again and reports it
 

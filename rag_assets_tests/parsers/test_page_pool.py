@@ -349,6 +349,33 @@ def test_a_parse_read_ahead_from_another_copy_is_taken_and_equals_a_fresh_parse(
 
 
 @pytest.mark.slow
+def test_a_short_pdf_read_ahead_is_parsed_by_a_worker_and_equals_its_parse_in_process(
+    tmp_path: Path,
+) -> None:
+    """A short PDF whose run comes later is parsed beside the run before it, as one job."""
+    import pymupdf
+
+    inbox = tmp_path / "inbox" / "note.pdf"
+    stored = tmp_path / "raw" / "doc-1" / "note.pdf"
+    stored.parent.mkdir(parents=True)
+    _long_report(tmp_path / "long.pdf")
+    with pymupdf.open(tmp_path / "long.pdf") as long, pymupdf.open() as short:
+        short.insert_pdf(long, from_page=0, to_page=MIN_SPLIT_PAGES // 2)
+        short.save(stored)
+    inbox.parent.mkdir(parents=True)
+    inbox.write_bytes(stored.read_bytes())
+    parser = PyMuPDFParser(workers=2)
+    in_process = parser.parse(stored)
+
+    assert parser.read_ahead(inbox, short_too=True)
+    [(_, _, ranges)] = page_pool.pending_read_ahead()
+    assert ranges == ((tuple(range(MIN_SPLIT_PAGES // 2 + 1)), parser.ocr),), "one job, all pages"
+    taken = parser.parse(stored)
+    assert page_pool.pending_read_ahead() == [], "the run's parse did not take the read-ahead"
+    assert taken.model_dump() == in_process.model_dump()
+
+
+@pytest.mark.slow
 def test_a_read_ahead_of_other_bytes_is_not_taken_and_is_dropped(tmp_path: Path) -> None:
     first, second = tmp_path / "a.pdf", tmp_path / "b.pdf"
     _long_report(first)
@@ -364,7 +391,9 @@ def test_a_read_ahead_of_other_bytes_is_not_taken_and_is_dropped(tmp_path: Path)
     assert run_in_workers(2, pow, [(2, 3), (3, 2)]) == [8, 9]
 
 
-def test_nothing_is_read_ahead_for_short_broken_or_non_pdf_files(tmp_path: Path) -> None:
+def test_nothing_is_read_ahead_for_broken_or_non_pdf_files_nor_unasked_for_short_ones(
+    tmp_path: Path,
+) -> None:
     short = tmp_path / "short.pdf"
     pymupdf = pytest.importorskip("pymupdf")
     with pymupdf.open() as doc:
@@ -375,6 +404,7 @@ def test_nothing_is_read_ahead_for_short_broken_or_non_pdf_files(tmp_path: Path)
     parser = PyMuPDFParser(workers=2)
     assert not parser.read_ahead(short)
     assert not parser.read_ahead(broken)
+    assert not parser.read_ahead(broken, short_too=True)
     assert not ParserRouter("auto", parse_workers=2).read_ahead(tmp_path / "notes.md", "md")
     assert page_pool.pending_read_ahead() == []
     # the broken file's own parse still says what is wrong with it

@@ -28,11 +28,11 @@ def _stop_workers() -> Iterator[None]:
     page_pool.shutdown()
 
 
-def _manual(path: Path, name: str) -> Path:
-    """A PDF long enough to be parsed in page ranges: one numbered section a page."""
+def _manual(path: Path, name: str, pages: int = MIN_SPLIT_PAGES + 2) -> Path:
+    """One numbered section a page; by default long enough to be parsed in page ranges."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with pymupdf.open() as doc:
-        for number in range(1, MIN_SPLIT_PAGES + 3):
+        for number in range(1, pages + 1):
             page = doc.new_page()
             page.insert_text((72, 72), f"{number} {name} section {number}", fontsize=16)
             body = f"The {name} unit reports status {number} after each transfer. " * 8
@@ -71,6 +71,20 @@ def test_each_run_has_its_document_and_the_next_submitted_in_run_order(tmp_path:
     assert page_pool.pending_read_ahead() == []
 
 
+def test_a_short_pdf_is_read_ahead_unless_its_run_is_the_one_starting(tmp_path: Path) -> None:
+    """The run starting now parses a short PDF in process with every core; a later one is
+    parsed by a worker beside the runs before it."""
+    settings = Settings(data_dir=tmp_path / "data", parse_workers=2)
+    inbox = settings.inbox_dir
+    pdfs = [_manual(inbox / f"{name}.pdf", name, pages=3) for name in ("pump", "valve")]
+    pdfs.append(_manual(inbox / "fan.pdf", "fan"))
+    with ParseAhead(build_defs(settings).resources, inbox, [p.name for p in pdfs]) as ahead:
+        ahead.before("pump.pdf")
+        assert _key_file(page_pool.pending_read_ahead(), pdfs) == ["valve.pdf"]
+        ahead.before("valve.pdf")
+        assert _key_file(page_pool.pending_read_ahead(), pdfs) == ["valve.pdf", "fan.pdf"]
+
+
 def test_nothing_is_read_ahead_for_a_document_over_a_limit(tmp_path: Path) -> None:
     """Its run fails before parsing: the workers must not parse it for minutes meanwhile."""
     from rag_assets.settings.limits import DocumentLimits
@@ -88,9 +102,12 @@ def test_nothing_is_read_ahead_for_a_document_over_a_limit(tmp_path: Path) -> No
         assert _key_file(page_pool.pending_read_ahead(), pdfs) == ["pump.pdf", "valve.pdf"]
 
 
-def test_an_ingest_of_long_pdfs_stores_what_a_parse_of_each_alone_gives(tmp_path: Path) -> None:
+def test_an_ingest_of_pdfs_read_ahead_stores_what_a_parse_of_each_alone_gives(
+    tmp_path: Path,
+) -> None:
     settings = Settings(data_dir=tmp_path / "data", parse_workers=2)
-    files = [_manual(tmp_path / "in" / f"{name}.pdf", name) for name in ("pump", "valve", "fan")]
+    sizes = {"pump": MIN_SPLIT_PAGES + 2, "valve": 3, "fan": 2}  # long, then short ones
+    files = [_manual(tmp_path / "in" / f"{n}.pdf", n, pages) for n, pages in sizes.items()]
     outcomes = ingest(settings, files, log_level="ERROR")
     assert [o.success for o in outcomes] == [True] * 3, [o.summary() for o in outcomes]
     assert page_pool.pending_read_ahead() == []
