@@ -30,6 +30,7 @@ from upath import UPath
 from rag_assets.contracts.tabular import from_arrow
 from rag_assets.index.store import MilvusIndex
 from rag_assets.instance import RECEIPT
+from rag_assets.profile.llm import ProfileCache
 from rag_assets.settings import Settings
 from rag_assets.sources.inbox import scan_folder
 from rag_assets.sources.keys import check_partition_key, legacy_partition_key_for
@@ -182,5 +183,9 @@ def _remove_cache_entries(
     contents = {document_sha256(doc) for doc in documents}
     for path, entry in choices.entries():
         if entry.doc_id == doc_id or entry.document_sha256 in contents:
+            path.unlink(missing_ok=True)
+            removed.cache_entries += 1
+    for path, profile in ProfileCache(folder.cache / "profiles").entries():
+        if profile.doc_id == doc_id:
             path.unlink(missing_ok=True)
             removed.cache_entries += 1

@@ -6,9 +6,12 @@ from collections.abc import Collection
 
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.errors import ConfigurationError
+from rag_assets.llm import LLMClient
 from rag_assets.normalize.repairs import repair_document
 from rag_assets.optional import StepFailures
 from rag_assets.parsers.base import ParsedDocument
+from rag_assets.profile.llm import ProfileCache, ask_profile
+from rag_assets.profile.model import DocumentProfile
 from rag_assets.profile.rules import profile_document
 from rag_assets.settings.limits import DocumentLimits
 from rag_assets.sources.limits import check_elements
@@ -47,6 +50,22 @@ def with_profile(
     else:
         metadata["degraded"] = [*doc.metadata.get("degraded", []), *failures.notes()]
     return doc.model_copy(update={"metadata": metadata})
+
+
+def with_llm_profile(
+    doc: StandardizedDocument, llm: LLMClient, cache: ProfileCache | None = None
+) -> tuple[StandardizedDocument, str]:
+    """`doc` with its profile asked of `llm` over the rules' (profile/llm.py), and what the
+    profile came from. An optional step: when it fails, the rules' profile stands, said so."""
+    failures = StepFailures(doc.source_path or doc.doc_id)
+    rules = DocumentProfile.model_validate(doc.metadata.get("profile") or {})
+    asked = failures.run("profile by LLM", lambda: ask_profile(doc, rules, llm, cache), None)
+    metadata = dict(doc.metadata)
+    if asked is None:
+        metadata["degraded"] = [*doc.metadata.get("degraded", []), *failures.notes()]
+        return doc.model_copy(update={"metadata": metadata}), "rules: the LLM step failed"
+    metadata["profile"] = asked.profile.model_dump(exclude_none=True)
+    return doc.model_copy(update={"metadata": metadata}), asked.by
 
 
 def _adapt(parsed: ParsedDocument, *, doc_id: str, source_sha256: str) -> StandardizedDocument:

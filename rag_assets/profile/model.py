@@ -6,8 +6,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-# Where a field was read, most trusted first; the file name is the last resort.
+# Where a field was read; the file name is the last resort.
 Source = Literal[
+    "LLM",  # asked of the configured model, from the first pages (llm.py)
     "cover page",
     "first pages",
     "running header",

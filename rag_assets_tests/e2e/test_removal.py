@@ -14,6 +14,7 @@ from rag_assets.cli import main
 from rag_assets.contracts.tabular import to_arrow
 from rag_assets.defs.build import build_defs
 from rag_assets.instance import open_instance
+from rag_assets.profile.llm import CachedProfile, ProfileAnswer, ProfileCache
 from rag_assets.removal import DataFolder, remove_document
 from rag_assets.runner.ingest import ingest
 from rag_assets.settings import Settings
@@ -47,7 +48,7 @@ OTHER_KEY = partition_key_for("docs/other.md")
 @pytest.fixture(scope="module")
 def ingested(tmp_path_factory) -> Path:
     """A data folder holding both documents, plus what other paths write for the canary: a
-    template choice cache entry and a cropped figure."""
+    template choice cache entry, a profile cache entry and a cropped figure."""
     root = tmp_path_factory.mktemp("canary")
     docs = root / "docs"
     docs.mkdir()
@@ -65,6 +66,15 @@ def ingested(tmp_path_factory) -> Path:
             template="semantic",
             confidence=0.9,
             reason=f"notes on the {CANARY}",
+            doc_id=CANARY_KEY,
+        )
+    )
+    ProfileCache(folder.cache / "profiles").put(
+        CachedProfile(
+            text_sha256="0" * 64,
+            model="m",
+            prompt_version="1",
+            answer=ProfileAnswer(title=f"Notes on the {CANARY}"),
             doc_id=CANARY_KEY,
         )
     )

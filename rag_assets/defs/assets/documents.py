@@ -9,11 +9,17 @@ from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.defs.incremental import content_version
 from rag_assets.defs.metadata import degraded_metadata, inert_markdown, profile_metadata, seconds
 from rag_assets.defs.partitions import documents_partitions
-from rag_assets.defs.resources import CollectionsResource, InboxResource, ParserResource
+from rag_assets.defs.resources import (
+    CollectionsResource,
+    InboxResource,
+    LLMResource,
+    ParserResource,
+)
 from rag_assets.errors import ConfigurationError, DocumentError
-from rag_assets.normalize.adapt import to_ir
+from rag_assets.normalize.adapt import to_ir, with_llm_profile
 from rag_assets.normalize.repairs.furniture import FURNITURE_TYPES
 from rag_assets.parsers.base import ParsedDocument, no_text_reason
+from rag_assets.profile.llm import ProfileCache
 from rag_assets.sources.inbox import find_in_inbox
 from rag_assets.sources.keys import InvalidPartitionKey, check_partition_key
 from rag_assets.sources.raw import RawDocument, capture_raw_document
@@ -159,6 +165,7 @@ def normalized_documents(
     context: AssetExecutionContext,
     inbox: InboxResource,
     parser: ParserResource,
+    llm: LLMResource,
     raw_documents: RawDocument,
     parsed_documents: ParsedDocument,
 ) -> Output[StandardizedDocument]:
@@ -175,6 +182,12 @@ def normalized_documents(
     except DocumentError as error:
         shown = str(error).replace(raw_documents.stored_path, raw_documents.source_path)
         raise _document_failure(context, DocumentError(shown)) from error
+    profile_by = "rules"
+    if (client := llm.client()) is not None:
+        doc, profile_by = with_llm_profile(
+            doc, client, ProfileCache(Path(llm.cache_dir) / "profiles")
+        )
+        context.log.info(f"{raw_documents.source_path}: profile from {profile_by}")
     counts: dict[str, int] = {}
     for element in doc.elements:
         counts[element.type] = counts.get(element.type, 0) + 1
@@ -195,6 +208,7 @@ def normalized_documents(
             "parser": doc.parser,
             "title": doc.title or "",
             **profile_metadata(doc.metadata.get("profile")),
+            "profile_by": profile_by,
             "page_count": doc.page_count or 0,
             "elements": len(doc.elements),
             "element_types": MetadataValue.json(counts),
