@@ -326,14 +326,19 @@ def test_idle_period_defaults_to_a_minute_and_refuses_nonsense(
             page_pool.idle_timeout()
 
 
+def _copies(tmp_path: Path, name: str) -> tuple[Path, Path]:
+    """Where a file lies in the inbox and where its run's fixed copy of it does."""
+    inbox, stored = tmp_path / "inbox" / name, tmp_path / "raw" / "doc-1" / name
+    for path in (inbox, stored):
+        path.parent.mkdir(parents=True)
+    return inbox, stored
+
+
 @pytest.mark.slow
 def test_a_parse_read_ahead_from_another_copy_is_taken_and_equals_a_fresh_parse(
     tmp_path: Path,
 ) -> None:
-    inbox = tmp_path / "inbox" / "report.pdf"
-    stored = tmp_path / "raw" / "doc-1" / "report.pdf"
-    inbox.parent.mkdir(parents=True)
-    stored.parent.mkdir(parents=True)
+    inbox, stored = _copies(tmp_path, "report.pdf")
     _long_report(inbox)
     stored.write_bytes(inbox.read_bytes())
     parser = PyMuPDFParser(workers=2)
@@ -355,14 +360,11 @@ def test_a_short_pdf_read_ahead_is_parsed_by_a_worker_and_equals_its_parse_in_pr
     """A short PDF whose run comes later is parsed beside the run before it, as one job."""
     import pymupdf
 
-    inbox = tmp_path / "inbox" / "note.pdf"
-    stored = tmp_path / "raw" / "doc-1" / "note.pdf"
-    stored.parent.mkdir(parents=True)
+    inbox, stored = _copies(tmp_path, "note.pdf")
     _long_report(tmp_path / "long.pdf")
     with pymupdf.open(tmp_path / "long.pdf") as long, pymupdf.open() as short:
         short.insert_pdf(long, from_page=0, to_page=MIN_SPLIT_PAGES // 2)
         short.save(stored)
-    inbox.parent.mkdir(parents=True)
     inbox.write_bytes(stored.read_bytes())
     parser = PyMuPDFParser(workers=2)
     in_process = parser.parse(stored)
