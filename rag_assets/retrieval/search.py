@@ -273,19 +273,21 @@ class Retriever:
             )
             return [h for h in found if scoped[suffix].matches(h.fields)]
 
+        # A metric's statement, by the names its chunks carry (statements.py): every retriever
+        # searches for it, as the chunks embed those names too.
+        terms = statement_terms(query) if self.fusion.statement_terms else ""
+        searched = f"{query}\n{terms}" if terms else query
         futures: dict[str, Future[list[RankedId]]] = {}
         with ThreadPoolExecutor(max_workers=3) as threads:
             queries: dict[str, Any] = {}
             if "bm25" in retrievers:
-                # A metric's statement, by the names its chunks carry (statements.py).
-                terms = statement_terms(query) if self.fusion.statement_terms else ""
-                queries["bm25"] = f"{query}\n{terms}" if terms else query
+                queries["bm25"] = searched
                 for suffix in scoped:
                     futures[f"bm25{suffix}"] = threads.submit(
                         ranked, "bm25", queries["bm25"], suffix
                     )
             if "dense" in retrievers or "sparse" in retrievers:
-                batch = self.embedder.encode_queries([query])
+                batch = self.embedder.encode_queries([searched])
                 if "dense" in retrievers:
                     queries["dense"] = batch.dense[0]
                 if "sparse" in retrievers and batch.sparse:

@@ -68,8 +68,8 @@ class FusionSettings(EnvSettings):
     statement_terms: bool = Field(
         True,
         description=(
-            "BM25 also searches, for a question naming a financial metric (quick ratio, "
-            "capital expenditures, operating margin, ...), the names and line items of the "
-            "statement it is read from"
+            "BM25 and the embedding model also search, for a question naming a financial "
+            "metric (quick ratio, capital expenditures, operating margin, ...), the names and "
+            "line items of the statement it is read from"
         ),
     )

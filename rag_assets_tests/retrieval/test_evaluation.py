@@ -253,6 +253,12 @@ def test_questions_are_encoded_once_and_handed_out_by_text():
     direct = embedder.encode_queries(["每周最多几天？"])
     assert batch.dense.shape == (1, embedder.dimension)
     assert np.allclose(batch.dense, direct.dense, atol=1e-5)
+    # A text the search asks for besides (a question with its statement's names) is encoded
+    # when first asked for, in the order asked.
+    extra = "How long does a reset take?\nreset timing"
+    batch = encoded.encode_queries([extra, "每周最多几天？"])
+    direct = embedder.encode_queries([extra, "每周最多几天？"])
+    assert np.allclose(batch.dense, direct.dense, atol=1e-5)
 
 
 def test_evaluation_sets_do_not_follow_links_out_of_their_folder(tmp_path):

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, Field
 
 from rag_assets.chunking import chunk_document
@@ -171,23 +172,33 @@ def mode_fusion(fusion: FusionSettings, mode: Mode) -> FusionSettings:
 
 
 class EncodedQueries:
-    """The embedder for the Retriever, with every question encoded once, in one batch."""
+    """The embedder for the Retriever, with every question encoded once, in one batch; a text
+    the search asks for besides (a question with its statement's names added) is encoded the
+    first time it is asked for, and kept."""
 
     def __init__(self, embedder: Embedder, questions: Sequence[str]) -> None:
         self.name = embedder.name
         self.has_sparse = embedder.has_sparse
         self.languages = embedder.languages
-        texts = list(dict.fromkeys(questions))
-        batch = embedder.encode_queries(texts)
-        self._rows = {text: i for i, text in enumerate(texts)}
-        self._batch = batch
+        self._embedder = embedder
+        self._encoded: dict[str, tuple[np.ndarray, dict[int, float] | None]] = {}
+        self._encode(list(dict.fromkeys(questions)))
 
     def encode_queries(self, texts: list[str]) -> EmbeddingBatch:
-        rows = [self._rows[text] for text in texts]
-        sparse = self._batch.sparse
+        self._encode([text for text in dict.fromkeys(texts) if text not in self._encoded])
+        rows = [self._encoded[text] for text in texts]
+        sparse = [row[1] for row in rows]
         return EmbeddingBatch(
-            dense=self._batch.dense[rows], sparse=[sparse[i] for i in rows] if sparse else None
+            dense=np.stack([row[0] for row in rows]),
+            sparse=sparse if self.has_sparse and all(s is not None for s in sparse) else None,
         )
+
+    def _encode(self, texts: list[str]) -> None:
+        if not texts:
+            return
+        batch = self._embedder.encode_queries(texts)
+        for i, text in enumerate(texts):
+            self._encoded[text] = (batch.dense[i], batch.sparse[i] if batch.sparse else None)
 
 
 def compare_templates(
