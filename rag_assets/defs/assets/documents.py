@@ -33,7 +33,7 @@ PARSE_VERSION = "6"
 # IR: a table merged across pages, or a list, says where each page starts; soft hyphens joined;
 # a chapter number and its title stay two headings, running lines of text without layout stay;
 # headings whose level the source states are never rewritten; a failed repair is skipped.
-NORMALIZE_VERSION = "11"  # 11: a filing's items are numbered headings
+NORMALIZE_VERSION = "12"  # 12: a cover's headings stand beside a first division (Item 1)
 
 
 def _document_failure(context: AssetExecutionContext, error: Exception) -> Failure:

@@ -6,10 +6,12 @@ parser guessed from a page's layout are set: Docling's layout model and PyMuPDF'
 ranks guess them; plain text has none. A heading's number says more: the document's numbering families are ordered (a family that restarts at 1
 right under another ranks below it, else named divisions first, else first appearance), each
 family's depths take consecutive levels, and a document title stays above level-1 sections.
-A document whose levels already agree with its numbering (DOCX styles, Markdown) is left alone.
+A document whose levels already agree with its numbering is left alone, but for the cover
+lines before a first division (below).
 
 Unnumbered headings: before the first numbered one (cover, contents, preface) and front/back
-matter (References, Appendix) at the top; right after a heading that is only a number ("1"),
+matter (References, Appendix) at the top (before a first division, such as a filing's `Item 1`
+with no `PART I` heading, at its level); right after a heading that is only a number ("1"),
 at its level, as the title it lost; elsewhere one level below the section they fall in.
 """
 
@@ -39,6 +41,8 @@ _TOP_MATTER = re.compile(
 )
 
 Style = tuple[str, int]
+# Numbering families of a document's top divisions (Part, Chapter, Item; 编, 章).
+_DIVISIONS = frozenset({"chapter", "cjk"})
 # Metadata key an adapter sets on a heading whose level the source itself states.
 LEVEL_STATED = "level_stated"
 
@@ -57,10 +61,11 @@ def recover_heading_levels(elements: list[DocumentElement]) -> tuple[list[Docume
     if not numbered:
         return elements, 0
     tiers = _tiers([numbered[i] for i in headings if i in numbered])
-    if _levels_agree(elements, numbered, tiers):
-        return elements, 0
     top = 2 if any(e.type == "title" for e in elements) else 1
-    levels = _levels(headings, titles, numbered, tiers, top)
+    if _levels_agree(elements, numbered, tiers):
+        levels = _cover_beside_first_division(elements, headings, numbered)
+    else:
+        levels = _levels(headings, titles, numbered, tiers, top)
     out = list(elements)
     changed = 0
     for i, level in levels.items():
@@ -158,6 +163,10 @@ def _levels(
 ) -> dict[int, int]:
     levels: dict[int, int] = {}
     top_titles: set[str] = set()
+    first = next((i for i in headings if i in numbered), None)
+    front = top
+    if first is not None and numbered[first].family in _DIVISIONS:
+        front = min(top + tiers[numbered[first].family, numbered[first].rank], _MAX_LEVEL)
     anchor: int | None = None  # the level unnumbered headings sit below; None before numbering
     bare_level: int | None = None  # level of a number-only heading, for the title after it
     for i in headings:
@@ -168,11 +177,28 @@ def _levels(
             anchor, bare_level = level, (level if n.bare else None)
         elif bare_level is not None:
             level, bare_level = bare_level, None
-        elif anchor is None or key in top_titles or _TOP_MATTER.match(key):
+        elif anchor is None:
+            level = front
+            top_titles.add(key)
+        elif key in top_titles or _TOP_MATTER.match(key):
             level = top
             top_titles.add(key)
-            anchor = None if anchor is None else top
+            anchor = top
         else:
             level = min(anchor + 1, _MAX_LEVEL)
         levels[i] = level
     return levels
+
+
+def _cover_beside_first_division(
+    elements: list[DocumentElement], headings: list[int], numbered: dict[int, Numbering]
+) -> dict[int, int]:
+    """Where the levels agree with the numbering: the unnumbered headings before a first
+    division (a filing's `Item 1` with no `PART I` heading, a `Chapter`) at its level, as
+    `_levels` puts them. Nothing but the document's title ranks above a division, so a
+    cover's lines (`Documents Incorporated By Reference:`) stand beside it, not above it."""
+    first = next((i for i in headings if i in numbered), None)
+    if first is None or numbered[first].family not in _DIVISIONS or not elements[first].level:
+        return {}
+    level = elements[first].level
+    return {i: level for i in headings if i < first and (elements[i].level or 0) < level}

@@ -87,6 +87,27 @@ def test_a_filings_items_are_siblings_under_its_parts() -> None:
     assert [e.level for e in out[1:]] == [2, 3, 4, 3, 2, 3, 3, 3, 4, 3, 3]
 
 
+def test_a_covers_headings_stand_beside_the_first_item_not_above_every_item() -> None:
+    # `PART I` and `PART II` were read as running text: the cover's last line would have
+    # parented Items 1 to 9; `PART III` still ranks above its items.
+    title = DocumentElement(type="title", text="# UNITED STATES SECURITIES AND EXCHANGE", level=1)
+    guessed = [
+        title,
+        heading("FORM 10-K", 2),
+        heading("Documents Incorporated By Reference:", 2),
+        heading("Item 1. Business", 3),
+        heading("General", 4),
+        heading("Item 7. Management's Discussion and Analysis", 3),
+        heading("PART III", 2),
+        heading("Item 10. Directors", 3),
+    ]
+    out, _ = recover_heading_levels(guessed)
+    assert [e.level for e in out[1:]] == [3, 3, 3, 4, 3, 2, 3]
+    # Before a decimal section the cover stays on top: `Introduction` may hold `1.1`.
+    spec = [heading("Introduction"), heading("1.1 Scope"), heading("1.2 Terms"), heading("2 Use")]
+    assert [e.level for e in recover_heading_levels(spec)[0]] == [1, 2, 2, 1]
+
+
 def test_chapter_section_article_order_comes_from_the_document() -> None:
     gdpr = [
         heading("CHAPTER I General"),
