@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 from dagster import AssetKey, AssetRecordsFilter, DagsterInstance
 
+from rag_assets.profile.llm import PROMPT
 from rag_assets.runner.ingest import ingest
 from rag_assets.settings import Settings
 from rag_assets.storage import read_chunks
@@ -130,7 +131,9 @@ def test_auto_asks_the_llm_for_the_template_and_says_so(tmp_path, monkeypatch):
     assert outcome.success and outcome.template == f"semantic v{SemanticTemplate.version}", (
         outcome.summary()
     )
-    assert stub.calls == 1 and stub.requests[0].model == "stub-chat"
+    # One call for the profile (normalized_documents), one for the template (document_chunks).
+    assert [r.model for r in stub.requests] == ["stub-chat", "stub-chat"]
+    assert [PROMPT.splitlines()[0] in r.text for r in stub.requests] == [True, False]
     metadata = _materializations(instance, "document_chunks", outcome.doc_id)[
         0
     ].asset_materialization.metadata

@@ -1,18 +1,27 @@
-"""`auto`'s LLM template choice inside the asset graph: asked once per document content, read
-from `<data dir>/cache/templates` when `document_chunks` is materialized again."""
+"""`auto`'s LLM template choice and the LLM profile inside the asset graph: each asked once per
+document content, read from `<data dir>/cache/templates` and `<data dir>/cache/profiles` when
+the document is materialized again."""
 
 import json
 
 import pytest
 from dagster import AssetKey, AssetRecordsFilter, DagsterInstance
 
+from rag_assets.profile.llm import PROMPT
 from rag_assets.runner.ingest import ingest
 from rag_assets.settings import Settings
 from rag_assets_tests.support.openai_stub import Behaviour, serve_stub
 
 pytestmark = pytest.mark.slow
 
+PROFILE_QUESTION = PROMPT.splitlines()[0]
 GUIDE = "# Shift handover\n\nQuestion: Who signs the log?\n\nThe shift lead signs it.\n"
+
+
+def _asked(stub) -> tuple[int, int]:
+    """(profile requests, template choice requests) the stub has answered."""
+    profiles = sum(PROFILE_QUESTION in r.text for r in stub.requests)
+    return profiles, stub.calls - profiles
 
 
 def _chunks_metadata(instance: DagsterInstance, key: str) -> dict:
@@ -34,13 +43,13 @@ def test_a_rematerialized_document_asks_no_llm_and_a_changed_one_asks_again(tmp_
 
         (first,) = ingest(settings, [guide], instance=DagsterInstance.ephemeral())
         assert first.success, first.summary()
-        assert stub.calls == 1
+        assert _asked(stub) == (1, 1)
 
         # A fresh instance over the same data folder materializes every step again.
         again = DagsterInstance.ephemeral()
         (second,) = ingest(settings, [guide], instance=again)
         assert second.success and second.ran, second.summary()
-        assert stub.calls == 1
+        assert _asked(stub) == (1, 1)
         metadata = _chunks_metadata(again, second.doc_id)
         assert metadata["template_choice_cached"] is True and metadata["llm_calls"] == 0
         assert metadata["template_reason"].startswith("llm: a short guide (semantic at 0.92")
@@ -48,6 +57,6 @@ def test_a_rematerialized_document_asks_no_llm_and_a_changed_one_asks_again(tmp_
         guide.write_text(GUIDE + "\nQuestion: Who keeps the keys?\n\nThe duty engineer.\n")
         (third,) = ingest(settings, [guide], instance=again)
         assert third.success, third.summary()
-        assert stub.calls == 2
+        assert _asked(stub) == (2, 2)
         metadata = _chunks_metadata(again, third.doc_id)
         assert metadata["template_choice_cached"] is False and metadata["llm_calls"] == 1
