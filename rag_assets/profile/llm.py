@@ -18,13 +18,12 @@ from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.json_cache import JsonCache
 from rag_assets.llm import LLMClient, LLMError
 from rag_assets.profile.model import DocumentProfile, ProfileField
-from rag_assets.profile.rules import FIRST_PAGES
+from rag_assets.profile.rules import FIRST_PAGES, cover_elements
 
 PROMPT_VERSION = "1"
 # The cover and first pages name the issuer, the form and the period; a few thousand
 # characters hold them and keep the call cheap.
 SHOWN_CHARS = 6000
-_FURNITURE = ("page_header", "page_footer")
 
 PROMPT = """What is this document? Read its first pages below and say who issued it, what
 kind of document it is and what period or date it covers, in the document's own words.
@@ -118,11 +117,9 @@ def ask_profile(
 
 
 def first_pages_text(doc: StandardizedDocument) -> str:
-    """The body text of the first pages (of the first elements when unpaged), cut to size."""
-    body = [e for e in doc.elements if e.type not in _FURNITURE and e.text.strip()]
-    if doc.page_count:
-        body = [e for e in body if e.page_start <= FIRST_PAGES]
-    return "\n\n".join(e.text.strip() for e in body)[:SHOWN_CHARS]
+    """The body text of the first pages the rules read (rules.py), cut to size."""
+    texts = [e.text.strip() for e in cover_elements(doc, FIRST_PAGES)]
+    return "\n\n".join(t for t in texts if t)[:SHOWN_CHARS]
 
 
 def merged(rules: DocumentProfile, answer: ProfileAnswer) -> DocumentProfile:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
 from rag_assets.language import detect_language
+from rag_assets.normalize.repairs.furniture import FURNITURE_TYPES
 from rag_assets.profile.model import DocumentProfile, ProfileField, Source
 
 COVER_PAGES = 1
@@ -125,8 +126,8 @@ def profile_document(
     """The profile of `doc`; `file_info` is the file's own metadata (PDF info: title, author,
     subject, keywords), when the parser read any."""
     info = {k: str(v).strip() for k, v in (file_info or {}).items() if v}
-    cover = _lines(_cover_elements(doc, COVER_PAGES))
-    first = _lines(_cover_elements(doc, FIRST_PAGES))
+    cover = _lines(cover_elements(doc, COVER_PAGES))
+    first = _lines(cover_elements(doc, FIRST_PAGES))
     form = _form(cover, info)
     if form:
         kind: ProfileField | None = ProfileField(value=_FORMS[form.value], source=form.source)
@@ -153,8 +154,9 @@ def profile_document(
     )
 
 
-def _cover_elements(doc: StandardizedDocument, pages: int) -> list[DocumentElement]:
-    body = [e for e in doc.elements if e.type not in ("page_header", "page_footer")]
+def cover_elements(doc: StandardizedDocument, pages: int) -> list[DocumentElement]:
+    """The body elements of the first `pages` pages (of an unpaged document, its first ones)."""
+    body = [e for e in doc.elements if e.type not in FURNITURE_TYPES]
     if doc.page_count:
         return [e for e in body if e.page_start <= pages]
     return body[: UNPAGED_COVER_ELEMENTS * pages]

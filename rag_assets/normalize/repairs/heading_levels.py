@@ -163,9 +163,9 @@ def _levels(
 ) -> dict[int, int]:
     levels: dict[int, int] = {}
     top_titles: set[str] = set()
-    first = next((i for i in headings if i in numbered), None)
+    first = _first_division(headings, numbered)
     front = top
-    if first is not None and numbered[first].family in _DIVISIONS:
+    if first is not None:
         front = min(top + tiers[numbered[first].family, numbered[first].rank], _MAX_LEVEL)
     anchor: int | None = None  # the level unnumbered headings sit below; None before numbering
     bare_level: int | None = None  # level of a number-only heading, for the title after it
@@ -197,8 +197,14 @@ def _cover_beside_first_division(
     division (a filing's `Item 1` with no `PART I` heading, a `Chapter`) at its level, as
     `_levels` puts them. Nothing but the document's title ranks above a division, so a
     cover's lines (`Documents Incorporated By Reference:`) stand beside it, not above it."""
-    first = next((i for i in headings if i in numbered), None)
-    if first is None or numbered[first].family not in _DIVISIONS or not elements[first].level:
+    first = _first_division(headings, numbered)
+    if first is None or not elements[first].level:
         return {}
     level = elements[first].level
     return {i: level for i in headings if i < first and (elements[i].level or 0) < level}
+
+
+def _first_division(headings: list[int], numbered: dict[int, Numbering]) -> int | None:
+    """The first numbered heading, when it is a division (Part, Chapter, Item; 编, 章)."""
+    first = next((i for i in headings if i in numbered), None)
+    return first if first is not None and numbered[first].family in _DIVISIONS else None
