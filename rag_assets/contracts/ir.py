@@ -25,6 +25,8 @@ ElementType = Literal[
     "page_footer",
     "toc",
 ]
+# Running page headers and footers: kept in the IR, skipped by every template and check.
+FURNITURE_TYPES: frozenset[str] = frozenset({"page_header", "page_footer"})
 
 BBox = tuple[float, float, float, float]
 

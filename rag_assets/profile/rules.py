@@ -15,9 +15,8 @@ from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
-from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
+from rag_assets.contracts.ir import FURNITURE_TYPES, DocumentElement, StandardizedDocument
 from rag_assets.language import detect_language
-from rag_assets.normalize.repairs.furniture import FURNITURE_TYPES
 from rag_assets.profile.model import DocumentProfile, ProfileField, Source
 
 COVER_PAGES = 1

@@ -30,12 +30,12 @@ from dataclasses import asdict, dataclass, field
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 
+from rag_assets.contracts.ir import FURNITURE_TYPES
 from rag_assets.embedding.models import EmbeddingSpec
 from rag_assets.embedding.selection import select_model
 from rag_assets.errors import ConfigurationError, DocumentError
 from rag_assets.normalize.adapt import _adapt
 from rag_assets.normalize.repairs import repair_document
-from rag_assets.normalize.repairs.furniture import FURNITURE_TYPES
 from rag_assets.optional import failure_reason
 from rag_assets.parsers.base import no_text_reason
 from rag_assets.parsers.routing import ParserRouter

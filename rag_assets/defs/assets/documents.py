@@ -5,7 +5,7 @@ from pathlib import Path
 
 from dagster import AssetExecutionContext, Failure, MetadataValue, Output, asset
 
-from rag_assets.contracts.ir import StandardizedDocument
+from rag_assets.contracts.ir import FURNITURE_TYPES, StandardizedDocument
 from rag_assets.defs.incremental import content_version
 from rag_assets.defs.metadata import degraded_metadata, inert_markdown, profile_metadata, seconds
 from rag_assets.defs.partitions import documents_partitions
@@ -17,7 +17,6 @@ from rag_assets.defs.resources import (
 )
 from rag_assets.errors import ConfigurationError, DocumentError
 from rag_assets.normalize.adapt import to_ir, with_llm_profile
-from rag_assets.normalize.repairs.furniture import FURNITURE_TYPES
 from rag_assets.parsers.base import ParsedDocument, no_text_reason
 from rag_assets.profile.llm import ProfileCache
 from rag_assets.sources.inbox import find_in_inbox

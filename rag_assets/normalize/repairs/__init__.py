@@ -16,13 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 
-from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
+from rag_assets.contracts.ir import FURNITURE_TYPES, DocumentElement, StandardizedDocument
 from rag_assets.normalize.markdown import assemble_markdown
-from rag_assets.normalize.repairs.furniture import (
-    FURNITURE_TYPES,
-    restore_lone_furniture,
-    retype_furniture,
-)
+from rag_assets.normalize.repairs.furniture import restore_lone_furniture, retype_furniture
 from rag_assets.normalize.repairs.heading_levels import LEVEL_STATED, recover_heading_levels
 from rag_assets.normalize.repairs.heading_lines import split_heading_lines
 from rag_assets.normalize.repairs.tables import merge_continued_tables

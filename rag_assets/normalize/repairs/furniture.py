@@ -13,9 +13,8 @@ import math
 import re
 from collections import defaultdict
 
-from rag_assets.contracts.ir import BBox, DocumentElement, ElementType
+from rag_assets.contracts.ir import FURNITURE_TYPES, BBox, DocumentElement, ElementType
 
-FURNITURE_TYPES: frozenset[str] = frozenset({"page_header", "page_footer"})
 # Untyped furniture comes back as text, or as a heading when the layout model is fooled.
 _CANDIDATE_TYPES = frozenset({"paragraph", "heading"})
 _MAX_LINE_CHARS = 120

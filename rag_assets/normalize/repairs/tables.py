@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import re
 
-from rag_assets.contracts.ir import DocumentElement, TableCell, TableData
-from rag_assets.normalize.repairs.furniture import FURNITURE_TYPES
+from rag_assets.contracts.ir import FURNITURE_TYPES, DocumentElement, TableCell, TableData
 from rag_assets.normalize.table_markdown import table_to_markdown
 
 # What may sit between two parts of one table: running headers/footers and a repeated caption.
