@@ -91,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-infer",
         action="store_true",
         help="search flat: do not also search the documents the question names "
-        "(by issuer, period or kind)",
+        "(by issuer, period or kind) nor the financial statements it asks for",
     )
     query.add_argument("text")
     query.set_defaults(func=cmd_query)

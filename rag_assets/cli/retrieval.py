@@ -29,7 +29,7 @@ def cmd_query(args: argparse.Namespace) -> int:
             args.text,
             top_k=args.top_k,
             filters=filters,
-            infer_documents=not args.no_infer,
+            infer=not args.no_infer,
         )
     except ConfigurationError as error:
         print(f"rag-assets query: {error}", file=sys.stderr)
@@ -49,6 +49,11 @@ def cmd_query(args: argparse.Namespace) -> int:
         print(
             f"# documents named by {', '.join(repr(w) for w in named.words)} ({named.reason}): "
             f"{', '.join(named.doc_ids)}; searched alone too (--no-infer: flat search only)"
+        )
+    if result.statements:
+        print(
+            f"# statements asked for: {', '.join(result.statements)}; their chunks searched "
+            "alone too (--no-infer: flat search only)"
         )
     for rank, hit in enumerate(result.hits, 1):
         found = ", ".join(f"{name} #{r}" for name, r in sorted(hit.found_by.items()))

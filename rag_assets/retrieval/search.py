@@ -35,13 +35,16 @@ from rag_assets.retrieval.fusion import (
 from rag_assets.retrieval.inputs import FilterValue, Page, SearchRequest, checked
 from rag_assets.retrieval.intent import asks_for_definition
 from rag_assets.retrieval.rerank import Reranker, RerankError, load_reranker, rerank
-from rag_assets.retrieval.statements import statement_terms
+from rag_assets.retrieval.statements import statement_terms, statements_asked
 from rag_assets.settings import Settings
 from rag_assets.settings.fusion import FusionSettings
+from rag_assets.templates.statements import FINANCIAL_STATEMENT
 
 _LIKE_UNSAFE = "%_\\"  # LIKE wildcards and the escape character: a literal prefix stops there
 # The lists of the search within the documents a question names: `dense@documents`, ...
 DOCUMENTS_SUFFIX = "@documents"
+# ... and of the search within the statements a question names or reads its metric from.
+STATEMENTS_SUFFIX = "@statements"
 
 
 class SearchFilters(BaseModel):
@@ -61,6 +64,8 @@ class SearchFilters(BaseModel):
     header_path_prefix: FilterValue | None = None
     page_from: Page | None = None  # keep chunks whose [page_start, page_end] overlaps
     page_to: Page | None = None
+    # Kinds of financial statement (`balance sheet`, ...): the chunks' `financial_statement`.
+    statements: list[FilterValue] | None = None
 
     @model_validator(mode="after")
     def _page_order(self) -> SearchFilters:
@@ -84,6 +89,9 @@ class SearchFilters(BaseModel):
         ):
             if values is not None:
                 clauses.append(f"{field} in [{', '.join(quote(v) for v in values)}]")
+        if self.statements is not None:
+            kinds = ", ".join(quote(v) for v in self.statements)
+            clauses.append(f'metadata["{FINANCIAL_STATEMENT}"] in [{kinds}]')
         if self.header_path_prefix:
             clauses.append(_like("header_path", self.header_path_prefix))
         if self.source_glob:
@@ -130,6 +138,9 @@ class SearchResult(BaseModel):
     # The documents the question named, searched again alone and fused with the flat search
     # (their lists in `found_by` as `dense@documents`, `bm25@documents`); None when none.
     documents: DocumentInference | None = None
+    # The financial statements it named or read its metric from, searched alike
+    # (`dense@statements`, ...), within the named documents when there are some.
+    statements: list[str] = []
 
 
 class QueryEmbedder(Protocol):
@@ -170,10 +181,12 @@ class Retriever:
         query: str,
         top_k: int = 5,
         filters: SearchFilters | None = None,
-        infer_documents: bool = True,
+        infer: bool = True,
     ) -> SearchResult:
-        """The fused hits; with `infer_documents`, a question naming documents of the
-        collection (by issuer, period, kind) also searches those alone, fused in."""
+        """The fused hits; with `infer`, a question naming documents of the collection (by
+        issuer, period, kind) also searches those alone, and one naming a financial statement
+        or a metric read from one (`balance sheet`, `quick ratio`) searches that statement's
+        chunks alone (within the named documents, if any), each fused in."""
         request = checked(SearchRequest, query=query, top_k=top_k)
         query, top_k = request.query, request.top_k
         filters = filters or SearchFilters()
@@ -184,13 +197,20 @@ class Retriever:
         fill = fill_retrievers(self.fusion, language, self.embedder.languages, sparse)
         pool = max(self.fusion.candidates, top_k, self.rerank_top_n if self.reranker else 0)
         named = None
-        if infer_documents and self.fusion.document_weight > 0:
+        if infer and self.fusion.document_weight > 0:
             allowed = set(filters.doc_ids) if filters.doc_ids is not None else None
             cards = [c for c in self.document_cards() if allowed is None or c.doc_id in allowed]
             named = infer_from_question(query, cards)
+        asked = statements_asked(query) if infer and self.fusion.statement_weight > 0 else []
         scoped = {"": filters}
+        scope_weights = {"": 1.0}
         if named is not None:
             scoped[DOCUMENTS_SUFFIX] = filters.model_copy(update={"doc_ids": named.doc_ids})
+            scope_weights[DOCUMENTS_SUFFIX] = self.fusion.document_weight
+        if asked:
+            within = scoped.get(DOCUMENTS_SUFFIX, filters)
+            scoped[STATEMENTS_SUFFIX] = within.model_copy(update={"statements": asked})
+            scope_weights[STATEMENTS_SUFFIX] = self.fusion.statement_weight
         wanted = (
             identifiers.in_question(query) if self.fusion.identifier_weight > 0 else frozenset()
         )
@@ -199,14 +219,12 @@ class Retriever:
             weights = {**weights, identifiers.NAME: self.fusion.identifier_weight}
             for suffix in scoped:
                 lists[identifiers.NAME + suffix] = identifiers.ranking(wanted, lists, suffix)
-        if named is not None:
-            weights = {
-                **weights,
-                **{
-                    f"{n}{DOCUMENTS_SUFFIX}": w * self.fusion.document_weight
-                    for n, w in weights.items()
-                },
-            }
+        # Each scope's lists weigh as the flat search's, times the scope's weight.
+        weights = {
+            f"{name}{suffix}": weight * scope_weight
+            for suffix, scope_weight in scope_weights.items()
+            for name, weight in weights.items()
+        }
         fused = weighted_rrf(
             {name: [h.chunk_id for h in hits] for name, hits in lists.items()},
             weights,
@@ -236,6 +254,7 @@ class Retriever:
             reranked=reranked,
             rerank_note=note,
             documents=named,
+            statements=asked,
         )
 
     def document_cards(self) -> list[DocumentCard]:
@@ -373,13 +392,13 @@ def search(
     query: str,
     top_k: int = 5,
     filters: SearchFilters | None = None,
-    infer_documents: bool = True,
+    infer: bool = True,
 ) -> SearchResult:
     """One search on the configured index; no hits when nothing has been indexed yet."""
     checked(SearchRequest, query=query, top_k=top_k)  # refused alike, whatever is indexed
     with open_retriever(settings) as retriever:
         if retriever is not None:
-            return retriever.search(query, top_k, filters, infer_documents)
+            return retriever.search(query, top_k, filters, infer)
     return SearchResult(
         query=query,
         language=detect_language(query),

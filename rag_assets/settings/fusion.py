@@ -65,6 +65,16 @@ class FusionSettings(EnvSettings):
             "0 turns that inference off"
         ),
     )
+    statement_weight: float = Field(
+        1.0,
+        ge=0,
+        description=(
+            "weight of the search within the chunks of the financial statements a question "
+            "names (balance sheet, income statement, cash flow statement) or reads its metric "
+            "from (quick ratio: the balance sheet), relative to the flat search's; 0 turns it "
+            "off"
+        ),
+    )
     statement_terms: bool = Field(
         True,
         description=(

@@ -10,17 +10,17 @@ from typing import ClassVar, NamedTuple, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rag_assets.contracts.chunk import ChunkRow, ChunkType, chunk_id_for
-from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
+from rag_assets.contracts.ir import FURNITURE_TYPES, DocumentElement, StandardizedDocument
 from rag_assets.optional import StepFailures
 from rag_assets.profile.model import DocumentProfile
 from rag_assets.templates.references import article_openings, cited_articles, cited_context
-from rag_assets.templates.statements import statement_names, table_title_names
+from rag_assets.templates.statements import FINANCIAL_STATEMENT, NAMES, statement_of
 from rag_assets.templates.tokens import TokenCounter
 
 T = TypeVar("T")
 
 # Running headers/footers repeat on every page and carry no content.
-SKIPPED_TYPES = frozenset({"page_header", "page_footer"})
+SKIPPED_TYPES = FURNITURE_TYPES
 HEADING_TYPES = frozenset({"title", "heading"})
 # Adapters may or may not keep the markdown marker in a heading's text.
 _ATX_MARKER = re.compile(r"^\s*#{1,6}(?=\s|$)")
@@ -150,9 +150,11 @@ class ChunkTemplate(ABC):
         """
         paged = doc.page_count is not None
         pages = [s.element.pages_of(s.start, s.end) for s in spans]
-        context = contextualize(
-            self._root(doc), headings if context_headings is None else context_headings, text
-        )
+        crumbs = headings if context_headings is None else context_headings
+        context = contextualize(self._root(doc), crumbs, text)
+        metadata = metadata or {}
+        if statement := statement_of(crumbs, text):
+            metadata = {**metadata, FINANCIAL_STATEMENT: statement}
         tokens = counter.count(text)
         # A short chunk may name what it is about only by the articles it cites; a longer one
         # has words enough of its own, and the openings would mostly repeat other chunks.
@@ -183,7 +185,7 @@ class ChunkTemplate(ABC):
             end_char=max((s.element.start_char + s.end for s in spans), default=None),
             logical_unit=logical_unit,
             token_count=tokens,
-            metadata=metadata or {},
+            metadata=metadata,
         )
 
     def _root(self, doc: StandardizedDocument) -> str | None:
@@ -229,11 +231,11 @@ def breadcrumb(title: str | None, headings: Sequence[str], text: str) -> str:
         part = " ".join(part.split())
         if part and (not crumbs or crumbs[-1] != part):
             crumbs.append(part)
-    names = statement_names(headings) or table_title_names(text)
+    statement = statement_of(headings, text)
     if crumbs and opens_with(text, crumbs[-1]):
         crumbs.pop()
-    if names:
-        crumbs.append(names)
+    if statement:
+        crumbs.append(NAMES[statement])
     return BREADCRUMB_SEPARATOR.join(crumbs)
 
 

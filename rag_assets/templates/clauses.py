@@ -111,7 +111,7 @@ class ClausesTemplate(ChunkTemplate):
     """Clauses packed and split as `semantic` packs its sections (`packing`)."""
 
     name = "clauses"
-    version = "7"  # 7: a statement titled in its table's first row is named
+    version = "8"  # 8: a statement's chunks record its kind (financial_statement)
     headings_from_text = True
 
     def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]:

@@ -28,7 +28,7 @@ from rag_assets.templates.tokens import TokenCounter, token_windows
 
 class FixedTemplate(ChunkTemplate):
     name = "fixed"
-    version = "5"  # 5: a statement titled in its table's first row is named
+    version = "6"  # 6: a statement's chunks record its kind (financial_statement)
     cites_articles = False
 
     def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]:

@@ -107,7 +107,7 @@ class SemanticTemplate(ChunkTemplate):
     """
 
     name = "semantic"
-    version = "8"  # 8: a statement titled in its table's first row is named
+    version = "9"  # 9: a statement's chunks record its kind (financial_statement)
 
     def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]:
         return section_rows(self, doc, counter)

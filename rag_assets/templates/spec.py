@@ -70,7 +70,7 @@ def spec_structure(doc: StandardizedDocument, options: SpecOptions | None = None
 
 class SpecTemplate(ChunkTemplate):
     name = "spec"
-    version = "8"  # 8: a statement titled in its table's first row is named
+    version = "9"  # 9: a statement's chunks record its kind (financial_statement)
     options_class = SpecOptions
     options: SpecOptions
 

@@ -1,6 +1,7 @@
 """Document-aware search on a real Milvus Lite file with the bundled MiniLM: look-alike filings
 of two issuers, profiled and chunked as the pipeline does; a question naming one issuer finds
-that issuer's page, says which words named it, and `infer_documents=False` searches flat."""
+that issuer's page, says which words named it, and `infer=False` searches flat. A question
+naming a financial statement finds the statement's rows among prose that shares its words."""
 
 from __future__ import annotations
 
@@ -16,9 +17,11 @@ from rag_assets.embedding.models import EmbeddingSpec, load_embedder
 from rag_assets.index.rows import IndexRow
 from rag_assets.index.store import MilvusIndex
 from rag_assets.normalize.adapt import with_profile
+from rag_assets.retrieval.evaluation.comparison import index_chunks
 from rag_assets.retrieval.search import Retriever, SearchFilters
 from rag_assets.settings import Settings
 from rag_assets.settings.fusion import FusionSettings
+from rag_assets.templates.statements import FINANCIAL_STATEMENT
 from rag_assets.templates.tokens import ApproxTokenCounter
 from rag_assets_tests.support.builders import doc_from_pages
 
@@ -73,7 +76,7 @@ QUESTION = "Did HFL's gross margin improve in fiscal 2017 thanks to pricing?"
 
 
 def test_a_question_naming_an_issuer_finds_that_issuers_page(retriever: Retriever) -> None:
-    flat = retriever.search(QUESTION, top_k=2, infer_documents=False)
+    flat = retriever.search(QUESTION, top_k=2, infer=False)
     assert flat.documents is None
     assert flat.hits[0].doc_id == "summit"  # the look-alike says more of the question's words
     steered = retriever.search(QUESTION, top_k=2)
@@ -82,9 +85,12 @@ def test_a_question_naming_an_issuer_finds_that_issuers_page(retriever: Retrieve
     assert steered.hits[0].doc_id == "harbour"
     assert {"dense@documents", "bm25@documents"} <= set(steered.hits[0].found_by)
     # `2017` is an identifier: its ranking joins in both searches.
+    # A gross margin is read from the income statement: its chunks are searched too (none here).
+    assert steered.statements == ["income statement"]
     assert set(steered.weights) == {
-        *("dense", "bm25", "identifiers"),
-        *("dense@documents", "bm25@documents", "identifiers@documents"),
+        f"{name}{scope}"
+        for name in ("dense", "bm25", "identifiers")
+        for scope in ("", "@documents", "@statements")
     }
     # Soft: the other issuer's chunks are still found, after the named issuer's.
     everything = retriever.search(QUESTION, top_k=10).hits
@@ -128,9 +134,11 @@ def test_the_cli_says_which_words_named_which_documents(
     out = capsys.readouterr().out
     assert "# documents named by 'HFL', '2017' (issuer 'HFL'; period 2017): harbour;" in out
     assert "[1] harbour.pdf" in out and "dense@documents #1" in out
+    assert "# statements asked for: income statement;" in out
     assert main([*query, "--no-infer", QUESTION]) == 0
     flat = capsys.readouterr().out
     assert "# documents named" not in flat and "@documents" not in flat
+    assert "# statements asked" not in flat
     assert "[1] summit.pdf" in flat
 
 
@@ -178,3 +186,78 @@ def test_a_metric_finds_the_statement_it_is_read_from(tmp_path: Path) -> None:
         for retriever in ("bm25", "dense"):
             assert "Total current assets" in first_by(retriever, True), retriever
             assert "Total current assets" not in first_by(retriever, False), retriever
+
+
+# --- the statement a question asks for --------------------------------------------------
+
+STATEMENT_QUESTION = (
+    "Assume that you are a public equities analyst. Primarily using the information shown in "
+    "the balance sheet, what is the year end net PPNE? Answer in USD billions."
+)
+
+
+@pytest.fixture(scope="module")
+def report_retriever(settings: Settings) -> Iterator[Retriever]:
+    """One filing whose discussion says most of the question's words and whose balance sheet
+    holds the answer."""
+    pages = [
+        [("heading", "## FORM 10-K"), ("paragraph", "Harbour Freight Lines, Inc.")],
+        [
+            ("heading", "## Item 7. Liquidity"),
+            (
+                "paragraph",
+                "Public equities analysts asking about the year end net PPNE should "
+                "primarily use the information shown in the balance sheet; we answer such "
+                "questions in USD billions.",
+            ),
+        ],
+        [
+            ("heading", "## Consolidated Balance Sheets"),
+            (
+                "table",
+                "| (Dollars in millions) | 2018 | 2017 |\n|---|---|---|\n"
+                "| Cash and cash equivalents | 2,853 | 3,053 |\n"
+                "| Property, plant and equipment — net | 8,738 | 8,866 |\n"
+                "| Total assets | 36,500 | 37,987 |",
+            ),
+        ],
+    ]
+    doc = with_profile(doc_from_pages(pages, doc_id="report", source_path="report.pdf"))
+    rows = chunk_document(doc, "auto", {}, ApproxTokenCounter()).rows
+    assert [r.metadata.get(FINANCIAL_STATEMENT) for r in rows if r.page_start == 3] == [
+        "balance sheet"
+    ]
+    embedder = load_embedder(EmbeddingSpec())
+    with MilvusIndex(settings.resolved_milvus_uri, collection_prefix="reports") as index:
+        yield Retriever(index, index_chunks(index, embedder, rows), embedder)
+
+
+def test_a_question_naming_a_statement_finds_its_rows_among_prose_saying_its_words(
+    report_retriever: Retriever,
+) -> None:
+    flat = report_retriever.search(STATEMENT_QUESTION, top_k=3, infer=False)
+    assert flat.statements == []
+    assert FINANCIAL_STATEMENT not in flat.hits[0].metadata  # the discussion says more
+    steered = report_retriever.search(STATEMENT_QUESTION, top_k=3)
+    assert steered.statements == ["balance sheet"]
+    assert steered.hits[0].metadata[FINANCIAL_STATEMENT] == "balance sheet"
+    assert {"dense@statements", "bm25@statements"} <= set(steered.hits[0].found_by)
+    # Only the statement's chunks are in its lists; the prose is still found, by the flat ones.
+    assert not any(name.endswith("@statements") for h in steered.hits[1:] for name in h.found_by)
+    assert any(FINANCIAL_STATEMENT not in h.metadata for h in steered.hits)
+    # A question naming neither a statement nor a metric searches flat.
+    plain = report_retriever.search("Who answers the analysts' questions?", top_k=3)
+    assert plain.statements == [] and not any("@" in name for name in plain.weights)
+
+
+def test_a_statement_weight_of_zero_turns_the_statement_search_off(
+    report_retriever: Retriever,
+) -> None:
+    off = Retriever(
+        report_retriever.index,
+        report_retriever.collection,
+        report_retriever.embedder,
+        fusion=FusionSettings(statement_weight=0),
+    )
+    result = off.search(STATEMENT_QUESTION, top_k=3)
+    assert result.statements == [] and FINANCIAL_STATEMENT not in result.hits[0].metadata

@@ -1,10 +1,12 @@
-"""A question's financial metric points BM25 to the statement it is read from."""
+"""A question's financial metric points the search to the statement it is read from; a statement
+named or read from is searched alone too (by the chunks' `financial_statement`)."""
 
 from __future__ import annotations
 
 import pytest
 
-from rag_assets.retrieval.statements import statement_terms
+from rag_assets.retrieval.search import SearchFilters
+from rag_assets.retrieval.statements import statement_terms, statements_asked
 
 
 @pytest.mark.parametrize(
@@ -29,3 +31,33 @@ def test_a_question_naming_no_metric_adds_nothing_and_alike_metrics_once() -> No
     assert statement_terms("quick ratio and working capital").count("balance sheet") == 1
     both = statement_terms("What is the inventory turnover and the gross margin?")
     assert "inventories" in both and "gross profit" in both
+
+
+@pytest.mark.parametrize(
+    ("question", "statements"),
+    [
+        # Named in the question's own words, or in a filing's.
+        ("What is the net PP&E shown in the balance sheet?", ["balance sheet"]),
+        ("Using the statement of income, what was revenue?", ["income statement"]),
+        ("From the cash flow statement, what were the dividends?", ["cash flow statement"]),
+        # Read from a metric: named ones first, each once.
+        (
+            "Based on the statement of financial position, what is the quick ratio?",
+            ["balance sheet"],
+        ),
+        ("What is the FY2015 EBITDA margin?", ["income statement", "cash flow statement"]),
+        (
+            "From the income statement, what is the inventory turnover?",
+            ["income statement", "balance sheet"],
+        ),
+        ("What are the geographies the company operates in?", []),
+        ("What does the off-balance-sheet arrangement cover?", []),
+    ],
+)
+def test_the_statements_a_question_asks_for(question: str, statements: list[str]) -> None:
+    assert statements_asked(question) == statements
+
+
+def test_a_statement_filter_reads_the_chunks_kind() -> None:
+    expression = SearchFilters(doc_ids=["a"], statements=["balance sheet"]).expression()
+    assert expression == 'doc_id in ["a"] and metadata["financial_statement"] in ["balance sheet"]'

@@ -150,7 +150,7 @@ def test_llm_reads_questions_the_markers_cannot(stub):
     shown = user["content"][len(PROMPT) :]
     assert shown.startswith("[page 1]\n# Residents' enquiries\n\n")
     assert "[page 2]\nThe second stage follows." in shown and "E-1" not in shown
-    assert QAPairsTemplate.version == f"10+prompt{PROMPT_VERSION}"
+    assert QAPairsTemplate.version.endswith(f"+prompt{PROMPT_VERSION}")
 
 
 def test_what_the_model_did_not_see_is_narrative(stub):

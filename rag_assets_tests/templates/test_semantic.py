@@ -12,7 +12,7 @@ from rag_assets.contracts.chunk import ChunkRow, chunk_id_for
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.templates.base import TemplateOptions, breadcrumb
 from rag_assets.templates.semantic import SemanticTemplate
-from rag_assets.templates.statements import statement_names
+from rag_assets.templates.statements import FINANCIAL_STATEMENT, NAMES, statement_of
 from rag_assets.templates.tokens import ApproxTokenCounter
 from rag_assets_tests.support.builders import Item, make_doc, texts
 
@@ -469,6 +469,9 @@ def test_an_empty_sibling_heading_stays_in_the_context_of_the_heading_under_it()
     )
     # Numbered sections tell themselves apart: 3.1 is not carried into 3.2.
     assert "3.1 Reserved" not in timing.context_text
+    # The statement's kind is metadata a search can filter on; other sections have none.
+    assert balance.metadata[FINANCIAL_STATEMENT] == "balance sheet"
+    assert FINANCIAL_STATEMENT not in timing.metadata
 
 
 def test_a_split_table_repeats_the_rows_that_name_its_columns() -> None:
@@ -499,11 +502,14 @@ def test_a_split_table_repeats_the_rows_that_name_its_columns() -> None:
 def test_a_statement_title_gives_the_names_questions_use(
     headings: list[str], names: str | None
 ) -> None:
-    found = statement_names(headings)
-    assert (found.split(",")[0] if found else None) == names
     text = "| Revenue | 10 |"
+    kind = statement_of(headings, text)
+    assert kind == names
     crumbs = breadcrumb("Acme Corp · annual report", headings, text)
-    assert crumbs.endswith(found) if found else found is None
+    if kind:
+        assert crumbs.endswith(NAMES[kind])
+    else:
+        assert not any(crumbs.endswith(n) for n in NAMES.values())
 
 
 @pytest.mark.parametrize(
