@@ -10,7 +10,9 @@ from dagster import (
 
 from rag_assets.defs.build import build_defs
 from rag_assets.settings import Settings
+from rag_assets.templates.fixed import FixedTemplate
 from rag_assets.templates.registry import templates_version
+from rag_assets.templates.semantic import SemanticTemplate
 
 OBSERVED_SOURCES = [
     "inbox_files",
@@ -80,7 +82,9 @@ def test_template_versions_are_the_chunks_code_version(tmp_path):
         .get(AssetKey("document_chunks"))
     )
     assert node.code_version == templates_version()
-    assert {"fixed:5", "semantic:8"} <= set(node.code_version.split(","))
+    assert {f"fixed:{FixedTemplate.version}", f"semantic:{SemanticTemplate.version}"} <= set(
+        node.code_version.split(",")
+    )
 
 
 def test_chunk_and_embedding_checks_block_and_the_index_is_pooled(tmp_path):
