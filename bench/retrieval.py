@@ -145,6 +145,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--single", default="semantic", help="template also run BM25 alone and dense alone"
     )
+    parser.add_argument(
+        "--chunks",
+        default="auto",
+        help="template also run with a hit per chunk, pages not grouped ('' for none)",
+    )
     parser.add_argument("--limit", type=int, default=500, help="questions sampled from a big set")
     parser.add_argument("--misses", action="store_true", help="list questions not found first")
     parser.add_argument(
@@ -223,7 +228,7 @@ def main(argv: list[str]) -> int:
                 comparison = compare_templates(
                     documents,
                     questions,
-                    run_specs(args.templates, args.single or None),
+                    run_specs(args.templates, args.single or None, args.chunks or None),
                     reused,
                     counter,
                     lambda prefix, uri=uri, k1=k1, b=b: MilvusIndex(

@@ -93,6 +93,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="search flat: do not also search the documents the question names "
         "(by issuer, period or kind) nor the financial statements it asks for",
     )
+    query.add_argument(
+        "--chunks",
+        dest="group_pages",
+        action="store_false",
+        default=None,
+        help="a hit per chunk: do not group a page's hits into one result",
+    )
     query.add_argument("text")
     query.set_defaults(func=cmd_query)
 

@@ -6,8 +6,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rag_assets.cli.settings import command_settings
+
+if TYPE_CHECKING:
+    from rag_assets.retrieval.search import RetrievedHit
 
 
 def cmd_query(args: argparse.Namespace) -> int:
@@ -30,6 +34,7 @@ def cmd_query(args: argparse.Namespace) -> int:
             top_k=args.top_k,
             filters=filters,
             infer=not args.no_infer,
+            group_pages=args.group_pages,
         )
     except ConfigurationError as error:
         print(f"rag-assets query: {error}", file=sys.stderr)
@@ -55,13 +60,26 @@ def cmd_query(args: argparse.Namespace) -> int:
             f"# statements asked for: {', '.join(result.statements)}; their chunks searched "
             "alone too (--no-infer: flat search only)"
         )
+    if result.pages_grouped:
+        print("# a result a page, its further hits below it (--chunks: a result a chunk)")
     for rank, hit in enumerate(result.hits, 1):
-        found = ", ".join(f"{name} #{r}" for name, r in sorted(hit.found_by.items()))
         rerank = f" rerank={hit.rerank_score:.3f}" if hit.rerank_score is not None else ""
-        print(f"[{rank}] {citation(hit)}  score={hit.score:.3f}{rerank}  found by {found}")
-        body = " ".join(hit.text.split())
-        print(f"    {body[:300]}{' …' if len(body) > 300 else ''}")
+        print(f"[{rank}] {citation(hit)}  score={hit.score:.3f}{rerank}  found by {_ranks(hit)}")
+        print(f"    {_excerpt(hit.text, 300)}")
+        for other in hit.same_page:
+            section = " / ".join(other.metadata.get("headings") or []) or other.header_path
+            print(f"    + {section}  score={other.score:.3f}  found by {_ranks(other)}")
+            print(f"      {_excerpt(other.text, 160)}")
     return 0
+
+
+def _ranks(hit: RetrievedHit) -> str:
+    return ", ".join(f"{name} #{rank}" for name, rank in sorted(hit.found_by.items()))
+
+
+def _excerpt(text: str, length: int) -> str:
+    body = " ".join(text.split())
+    return f"{body[:length]}{' …' if len(body) > length else ''}"
 
 
 def cmd_tool(args: argparse.Namespace) -> int:

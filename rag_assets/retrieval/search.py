@@ -34,6 +34,7 @@ from rag_assets.retrieval.fusion import (
 )
 from rag_assets.retrieval.inputs import FilterValue, Page, SearchRequest, checked
 from rag_assets.retrieval.intent import asks_for_definition
+from rag_assets.retrieval.pages import page_groups, page_key
 from rag_assets.retrieval.rerank import Reranker, RerankError, load_reranker, rerank
 from rag_assets.retrieval.statements import statement_terms, statements_asked
 from rag_assets.settings import Settings
@@ -126,6 +127,8 @@ class RetrievedHit(SearchHit):
     score: float  # normalized to [0, 1], higher is better
     found_by: dict[str, int]  # retriever ("dense" | "bm25" | "sparse") -> 1-based rank
     rerank_score: float | None = None
+    # With pages grouped: this hit's page's further hits among the candidates, in fused order.
+    same_page: list[RetrievedHit] = []
 
 
 class SearchResult(BaseModel):
@@ -141,6 +144,8 @@ class SearchResult(BaseModel):
     # The financial statements it named or read its metric from, searched alike
     # (`dense@statements`, ...), within the named documents when there are some.
     statements: list[str] = []
+    # Whether a hit is a page (its further hits in `same_page`) rather than one chunk.
+    pages_grouped: bool = False
 
 
 class QueryEmbedder(Protocol):
@@ -182,11 +187,14 @@ class Retriever:
         top_k: int = 5,
         filters: SearchFilters | None = None,
         infer: bool = True,
+        group_pages: bool | None = None,
     ) -> SearchResult:
         """The fused hits; with `infer`, a question naming documents of the collection (by
         issuer, period, kind) also searches those alone, and one naming a financial statement
         or a metric read from one (`balance sheet`, `quick ratio`) searches that statement's
-        chunks alone (within the named documents, if any), each fused in."""
+        chunks alone (within the named documents, if any), each fused in. With `group_pages`
+        (default: the fusion settings'), a hit is a page: its best hit, the rest in
+        `same_page`, and `top_k` counts pages."""
         request = checked(SearchRequest, query=query, top_k=top_k)
         query, top_k = request.query, request.top_k
         filters = filters or SearchFilters()
@@ -215,6 +223,11 @@ class Retriever:
             identifiers.in_question(query) if self.fusion.identifier_weight > 0 else frozenset()
         )
         lists = self._candidates(query, [*weights, *fill], pool, scoped, bool(wanted))
+        if asked and not any(lists[name] for name in lists if name.endswith(STATEMENTS_SUFFIX)):
+            # No chunk of those statements here: nothing to fuse in, or to say.
+            asked = []
+            del scoped[STATEMENTS_SUFFIX], scope_weights[STATEMENTS_SUFFIX]
+            lists = {n: hits for n, hits in lists.items() if not n.endswith(STATEMENTS_SUFFIX)}
         if wanted:
             weights = {**weights, identifiers.NAME: self.fusion.identifier_weight}
             for suffix in scoped:
@@ -237,14 +250,35 @@ class Retriever:
                 h.chunk_id: h.fields.get("chunk_type") for hits in lists.values() for h in hits
             }
             fused = weigh_chunk_types(fused, types, {"glossary": self.fusion.glossary_weight})
-        # Text and metadata only for the hits returned or reranked.
-        shown = fused[: max(top_k, self.rerank_top_n if self.reranker else 0)]
-        rows = self.index.rows_for_hits(self.collection, [chunk_id for chunk_id, _, _ in shown])
+        grouped = self.fusion.group_pages if group_pages is None else group_pages
+        found = {chunk_id: (s, ranks) for chunk_id, s, ranks in fused}
+        if grouped:
+            pages = {
+                h.chunk_id: key
+                for hits in lists.values()
+                for h in hits
+                if (key := page_key(h.fields)) is not None  # the identifiers' list has no fields
+            }
+            groups = page_groups([chunk_id for chunk_id, _, _ in fused], pages)
+        else:
+            groups = [(chunk_id, []) for chunk_id, _, _ in fused]
+        # Text and metadata only for the hits returned or reranked (a page's: all of them).
+        shown = groups[: max(top_k, self.rerank_top_n if self.reranker else 0)]
+        rows = self.index.rows_for_hits(
+            self.collection, [chunk_id for lead, rest in shown for chunk_id in (lead, *rest)]
+        )
+
+        def hit(chunk_id: str, same_page: list[RetrievedHit]) -> RetrievedHit:
+            score, ranks = found[chunk_id]
+            return RetrievedHit(**rows[chunk_id], score=score, found_by=ranks, same_page=same_page)
+
+        # A chunk deleted since the search is left out.
         hits = [
-            RetrievedHit(**rows[chunk_id], score=s, found_by=ranks)
-            for chunk_id, s, ranks in shown
-            if chunk_id in rows  # unless deleted since the search
+            hit(lead, [hit(chunk_id, []) for chunk_id in rest if chunk_id in rows])
+            for lead, rest in shown
+            if lead in rows
         ]
+        # The reranker orders the hits (a page by its best hit's text).
         reranked, note = self._rerank(query, hits)
         return SearchResult(
             query=query,
@@ -255,6 +289,7 @@ class Retriever:
             rerank_note=note,
             documents=named,
             statements=asked,
+            pages_grouped=grouped,
         )
 
     def document_cards(self) -> list[DocumentCard]:
@@ -282,8 +317,12 @@ class Retriever:
         (BM25 while the query is embedded) over the client's thread-safe gRPC channel. A
         Milvus server runs them in parallel; Milvus Lite 3 serves them in one Python process."""
         # chunk_type: a glossary entry weighs less unless the question asks for a meaning.
+        # doc_id and page_start: a page's hits are grouped (pages.py).
         text = (identifiers.MATCHED_FIELD,) if matched_text else ()
-        fields = {s: (*f.checked_fields(), "chunk_type", *text) for s, f in scoped.items()}
+        fields = {
+            s: (*f.checked_fields(), "chunk_type", "doc_id", "page_start", *text)
+            for s, f in scoped.items()
+        }
 
         def ranked(retriever: str, data: Any, suffix: str) -> list[RankedId]:
             expr = scoped[suffix].expression()
@@ -393,12 +432,13 @@ def search(
     top_k: int = 5,
     filters: SearchFilters | None = None,
     infer: bool = True,
+    group_pages: bool | None = None,
 ) -> SearchResult:
     """One search on the configured index; no hits when nothing has been indexed yet."""
     checked(SearchRequest, query=query, top_k=top_k)  # refused alike, whatever is indexed
     with open_retriever(settings) as retriever:
         if retriever is not None:
-            return retriever.search(query, top_k, filters, infer)
+            return retriever.search(query, top_k, filters, infer, group_pages)
     return SearchResult(
         query=query,
         language=detect_language(query),
@@ -434,4 +474,5 @@ def citation_dict(hit: RetrievedHit) -> dict:
         "rerank_score": hit.rerank_score,
         "text": hit.text,
         "citation": citation(hit),
+        "same_page": [citation_dict(other) for other in hit.same_page],
     }

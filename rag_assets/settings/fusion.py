@@ -83,3 +83,11 @@ class FusionSettings(EnvSettings):
             "line items of the statement it is read from"
         ),
     )
+    group_pages: bool = Field(
+        True,
+        description=(
+            "a page's hits are one result, ranked by its best, its further hits among the "
+            "candidates beside it (same_page): top_k counts pages; off, every chunk is a result "
+            "of its own (the retrieval tools always ask for chunks)"
+        ),
+    )

@@ -85,12 +85,10 @@ def test_a_question_naming_an_issuer_finds_that_issuers_page(retriever: Retrieve
     assert steered.hits[0].doc_id == "harbour"
     assert {"dense@documents", "bm25@documents"} <= set(steered.hits[0].found_by)
     # `2017` is an identifier: its ranking joins in both searches.
-    # A gross margin is read from the income statement: its chunks are searched too (none here).
-    assert steered.statements == ["income statement"]
+    # A gross margin is read from the income statement, which these filings lack: not said.
+    assert steered.statements == []
     assert set(steered.weights) == {
-        f"{name}{scope}"
-        for name in ("dense", "bm25", "identifiers")
-        for scope in ("", "@documents", "@statements")
+        f"{name}{scope}" for name in ("dense", "bm25", "identifiers") for scope in ("", "@documents")
     }
     # Soft: the other issuer's chunks are still found, after the named issuer's.
     everything = retriever.search(QUESTION, top_k=10).hits
@@ -134,7 +132,8 @@ def test_the_cli_says_which_words_named_which_documents(
     out = capsys.readouterr().out
     assert "# documents named by 'HFL', '2017' (issuer 'HFL'; period 2017): harbour;" in out
     assert "[1] harbour.pdf" in out and "dense@documents #1" in out
-    assert "# statements asked for: income statement;" in out
+    # The question reads a metric from the income statement, which these filings lack.
+    assert "# statements asked" not in out and "@statements" not in out
     assert main([*query, "--no-infer", QUESTION]) == 0
     flat = capsys.readouterr().out
     assert "# documents named" not in flat and "@documents" not in flat
@@ -261,3 +260,13 @@ def test_a_statement_weight_of_zero_turns_the_statement_search_off(
     )
     result = off.search(STATEMENT_QUESTION, top_k=3)
     assert result.statements == [] and FINANCIAL_STATEMENT not in result.hits[0].metadata
+
+
+def test_a_statement_the_collection_lacks_is_neither_searched_nor_said(
+    retriever: Retriever, report_retriever: Retriever
+) -> None:
+    lacking = retriever.search(STATEMENT_QUESTION, top_k=3)
+    assert lacking.statements == []
+    assert not any(name.endswith("@statements") for name in lacking.weights)
+    holding = report_retriever.search(STATEMENT_QUESTION, top_k=3)
+    assert holding.statements == ["balance sheet"] and "dense@statements" in holding.weights

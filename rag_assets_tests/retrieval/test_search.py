@@ -18,6 +18,7 @@ from rag_assets.index.schema import OutdatedCollectionError
 from rag_assets.index.store import MilvusIndex
 from rag_assets.retrieval.rerank import HttpReranker
 from rag_assets.retrieval.search import (
+    RetrievedHit,
     Retriever,
     SearchFilters,
     open_retriever,
@@ -211,14 +212,20 @@ def test_found_by_gives_each_retrievers_own_rank(retriever: Retriever) -> None:
     dense = [h.chunk_id for h in retriever.index.dense_search(retriever.collection, vector, 20)]
     bm25 = [h.chunk_id for h in retriever.index.bm25_search(retriever.collection, query, 20)]
     assert bm25 and len(dense) == len(CHUNKS)
-    for hit in result.hits:
+    for hit in _members(result.hits):
         expected = {}
         if hit.chunk_id in dense:
             expected["dense"] = dense.index(hit.chunk_id) + 1
         if hit.chunk_id in bm25:
             expected["bm25"] = bm25.index(hit.chunk_id) + 1
         assert hit.found_by == expected
-    assert {h.chunk_id for h in result.hits} == set(dense)  # every row is a dense candidate
+    # Every row is a dense candidate: each a hit or on a hit's page.
+    assert {h.chunk_id for h in _members(result.hits)} == set(dense)
+
+
+def _members(hits: list[RetrievedHit]) -> list[RetrievedHit]:
+    """The hits and the further hits on their pages."""
+    return [member for hit in hits for member in (hit, *hit.same_page)]
 
 
 def _expected(keep) -> set[str]:
@@ -262,7 +269,7 @@ def test_each_filter_returns_exactly_the_matching_chunks(
 ) -> None:
     # An English query: the dense side returns every row that passes the filter.
     hits = retriever.search("register interrupts", top_k=20, filters=filters).hits
-    assert {h.chunk_id for h in hits} == _expected(keep)
+    assert {h.chunk_id for h in _members(hits)} == _expected(keep)
 
 
 def test_a_filter_applies_to_bm25_as_well(retriever: Retriever) -> None:

@@ -46,21 +46,31 @@ Mode = Literal["hybrid", "bm25", "dense"]
 
 @dataclass(frozen=True)
 class RunSpec:
-    """One row of the table: a template's chunks searched one way."""
+    """One row of the table: a template's chunks searched one way (`pages`: hits grouped by
+    page, as the search does by default; False: a hit per chunk)."""
 
     template: str
     mode: Mode = "hybrid"
+    pages: bool = True
 
     @property
     def name(self) -> str:
-        return self.template if self.mode == "hybrid" else f"{self.template}:{self.mode}"
+        name = self.template if self.mode == "hybrid" else f"{self.template}:{self.mode}"
+        return name if self.pages else f"{name}:chunks"
 
 
-def run_specs(templates: Sequence[str], single_retriever_template: str | None) -> list[RunSpec]:
-    """Hybrid search for every template, plus BM25 alone and dense alone for one of them."""
+def run_specs(
+    templates: Sequence[str],
+    single_retriever_template: str | None,
+    chunks_template: str | None = None,
+) -> list[RunSpec]:
+    """Hybrid search for every template, plus BM25 alone and dense alone for one of them and
+    a hit per chunk (pages not grouped) for one."""
     runs = [RunSpec(t) for t in templates]
     if single_retriever_template:
         runs += [RunSpec(single_retriever_template, m) for m in ("bm25", "dense")]
+    if chunks_template:
+        runs.append(RunSpec(chunks_template, pages=False))
     return runs
 
 
@@ -248,7 +258,9 @@ def compare_templates(
                 outcomes = []
                 misses = []
                 for question in asked:
-                    hits = retriever.search(question.question, top_k, corpus).hits
+                    hits = retriever.search(
+                        question.question, top_k, corpus, group_pages=run.pages
+                    ).hits
                     scores = score_ranking(hits, question.targets)
                     outcomes.append(QuestionOutcome(question, *slices[question.id], scores))
                     if scores["mrr@10"] < 1:

@@ -57,8 +57,12 @@ def matches(hit: Retrievable, target: Target) -> bool:
 
 
 def score_ranking(hits: Sequence[Retrievable], targets: Sequence[Target]) -> dict[str, float]:
-    """Recall@1/5/10, MRR@10 and nDCG@10 of one ranked list against a question's targets."""
-    matched = [{i for i, t in enumerate(targets) if matches(hit, t)} for hit in hits]
+    """Recall@1/5/10, MRR@10 and nDCG@10 of one ranked list against a question's targets; a
+    hit grouping its page's hits (`same_page`) meets a target when any of them does."""
+    matched = [
+        {i for i, t in enumerate(targets) if any(matches(m, t) for m in _members(hit))}
+        for hit in hits
+    ]
     scores: dict[str, float] = {}
     for k in CUTOFFS:
         found = set().union(*matched[:k])
@@ -76,6 +80,10 @@ def score_ranking(hits: Sequence[Retrievable], targets: Sequence[Target]) -> dic
     scores[f"ndcg@{NDCG_CUTOFF}"] = dcg / ideal
     scores["doc@1"] = float(bool(hits) and any(_same_document(hits[0], t) for t in targets))
     return scores
+
+
+def _members(hit: Retrievable) -> list[Retrievable]:
+    return [hit, *getattr(hit, "same_page", ())]  # chunk rows and ungrouped hits have none
 
 
 def _same_document(hit: Retrievable, target: Target) -> bool:

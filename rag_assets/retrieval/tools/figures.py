@@ -41,7 +41,7 @@ def figures(box: Toolbox, description: QueryText, top_k: TopK = 5) -> list[Figur
             score=hit.score,
             source=Source.from_hit(hit),
         )
-        for hit in box.retriever.search(description, top_k=top_k, filters=filters).hits
+        for hit in box.hits(description, top_k, filters)
     ]
 
 

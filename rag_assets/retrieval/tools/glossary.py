@@ -66,7 +66,7 @@ def _defined_in_text(box: Toolbox, term: str, limit: int) -> list[GlossaryEntry]
         rf"(?<!\w){re.escape(term.strip())}(?!\w)[^.]{{0,40}}?\b{_DEFINES}\b", re.IGNORECASE
     )
     found = []
-    for hit in box.retriever.search(f"{term} means", top_k=20).hits:
+    for hit in box.hits(f"{term} means", 20):
         for sentence in _SENTENCE_END.split(" ".join(hit.text.split())):
             if pattern.search(sentence):
                 found.append(

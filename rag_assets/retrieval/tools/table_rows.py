@@ -47,7 +47,7 @@ def table_rows(
     filters = SearchFilters(chunk_types=["table", "table_row"])
     rows: list[TableRow] = []
     seen: set[tuple[str, str]] = set()
-    for hit in box.retriever.search(query, top_k=top_k, filters=filters).hits:
+    for hit in box.hits(query, top_k, filters):
         for cells in _hit_rows(hit, keywords):
             if attribute and fold(attribute) not in {fold(k) for k in cells}:
                 continue

@@ -35,7 +35,7 @@ def text(box: Toolbox, query: QueryText, top_k: TopK = 5) -> list[Passage]:
             found_by=hit.found_by,
             source=Source.from_hit(hit),
         )
-        for hit in box.retriever.search(query, top_k=top_k).hits
+        for hit in box.hits(query, top_k)
     ]
 
 

@@ -15,7 +15,13 @@ from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.figures import figure_image
 from rag_assets.index.rows import SearchHit
-from rag_assets.retrieval.search import RetrievedHit, Retriever, citation, open_retriever
+from rag_assets.retrieval.search import (
+    RetrievedHit,
+    Retriever,
+    SearchFilters,
+    citation,
+    open_retriever,
+)
 from rag_assets.settings import Settings
 from rag_assets.sources.collections import RuntimeChoices, load_collections, plan_document
 from rag_assets.templates.spec import SpecOptions, SpecStructure, spec_structure
@@ -82,6 +88,13 @@ class Toolbox:
 
             self._chunks = read_chunks(self.settings)
         return self._chunks
+
+    def hits(
+        self, query: str, top_k: int, filters: SearchFilters | None = None
+    ) -> list[RetrievedHit]:
+        """The retriever's hits one a chunk, never grouped by page: a tool's results are
+        passages, rows or figures, each cited on its own."""
+        return self.retriever.search(query, top_k, filters, group_pages=False).hits
 
     def figure_image(self, hit: RetrievedHit) -> str | None:
         path = figure_image(

@@ -1,0 +1,170 @@
+"""A page's hits as one result: the grouping itself, then the search on a real Milvus Lite file
+with the bundled MiniLM, the evaluation's scoring of a group and the CLI's view of it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from rag_assets.cli import main
+from rag_assets.contracts.chunk import ChunkRow, chunk_id_for
+from rag_assets.embedding.models import EmbeddingSpec, load_embedder
+from rag_assets.index.schema import NO_PAGE
+from rag_assets.index.store import MilvusIndex
+from rag_assets.retrieval.evaluation.comparison import index_chunks, run_specs
+from rag_assets.retrieval.evaluation.metrics import score_ranking
+from rag_assets.retrieval.evaluation.sets import Target
+from rag_assets.retrieval.pages import page_groups, page_key
+from rag_assets.retrieval.search import Retriever
+from rag_assets.settings import Settings
+from rag_assets.settings.fusion import FusionSettings
+
+
+def test_a_page_ranks_where_its_best_hit_ranks_and_keeps_the_rest_in_order() -> None:
+    pages = {"a": ("doc", 2), "b": ("doc", 2), "c": ("doc", 5), "d": ("doc", 2), "e": None}
+    assert page_groups(["a", "b", "c", "d", "e", "f"], pages) == [
+        ("a", ["b", "d"]),
+        ("c", []),
+        ("e", []),  # no page: it stands alone
+        ("f", []),  # not in the map: alike
+    ]
+
+
+def test_the_same_page_number_in_two_documents_is_two_pages() -> None:
+    pages = {"a": ("one", 3), "b": ("two", 3)}
+    assert page_groups(["a", "b"], pages) == [("a", []), ("b", [])]
+
+
+def test_a_chunks_page_is_its_first_page() -> None:
+    assert page_key({"doc_id": "doc", "page_start": 3}) == ("doc", 3)
+    assert page_key({"doc_id": "doc", "page_start": NO_PAGE}) is None
+    assert page_key({"doc_id": "doc", "page_start": None}) is None
+
+
+# --- the search ----------------------------------------------------------------------------
+
+# A register page cut into four chunks, the register's summary on a later page, and two
+# chunks without pages.
+CHUNKS = [
+    (2, "The Host Control Register at offset 0x04 enables the host controller's interrupts."),
+    (2, "Host Control Register bits 7:0 select the host controller's interrupt sources."),
+    (2, "Host Control Register bits 15:8 hold the host controller's timeout counter."),
+    (2, "Host Control Register bits 31:16 are reserved by the host controller."),
+    (5, "Appendix B: timing diagrams of the controller's power-up sequence."),
+    (None, "Solar panels convert sunlight into electricity."),
+    (None, "Tenants give thirty days notice before ending the lease."),
+]
+QUESTION = "What does the Host Control Register of the host controller do?"
+
+
+def _rows() -> list[ChunkRow]:
+    return [
+        ChunkRow(
+            chunk_id=chunk_id_for("host.pdf", "spec", i, text),
+            doc_id="host.pdf",
+            source_path="host.pdf",
+            source_sha256="0" * 64,
+            template="spec",
+            chunk_index=i,
+            text=text,
+            context_text=text,
+            header_path="/2 Registers/",
+            chunk_type="text",
+            page_start=page,
+            page_end=page,
+        )
+        for i, (page, text) in enumerate(CHUNKS)
+    ]
+
+
+@pytest.fixture(scope="module")
+def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return Settings(data_dir=tmp_path_factory.mktemp("data"))
+
+
+@pytest.fixture(scope="module")
+def retriever(settings: Settings) -> Iterator[Retriever]:
+    embedder = load_embedder(EmbeddingSpec())
+    with MilvusIndex(settings.resolved_milvus_uri) as index:
+        yield Retriever(index, index_chunks(index, embedder, _rows()), embedder)
+
+
+@pytest.mark.slow
+def test_a_pages_hits_are_one_result_and_the_next_page_moves_up(retriever: Retriever) -> None:
+    chunks = retriever.search(QUESTION, top_k=len(CHUNKS), group_pages=False)
+    assert not chunks.pages_grouped
+    assert [h.page_start for h in chunks.hits][:4] == [2, 2, 2, 2]  # one page fills the top 4
+    pages = retriever.search(QUESTION, top_k=2)
+    assert pages.pages_grouped and len(pages.hits) == 2
+    # The register page first, then the fifth chunk alone: the next result moves up.
+    assert pages.hits[0].page_start == 2
+    assert pages.hits[1].chunk_id == chunks.hits[4].chunk_id
+    register = pages.hits[0]
+    assert {h.page_start for h in register.same_page} == {2}
+    assert len(register.same_page) == 3  # the page's other chunks, none lost
+    scores = [h.score for h in register.same_page]
+    assert scores == sorted(scores, reverse=True) and max(scores) <= register.score
+    # No chunk ranks lower grouped than alone.
+    alone = retriever.search(QUESTION, top_k=len(CHUNKS), group_pages=False).hits
+    grouped = retriever.search(QUESTION, top_k=len(CHUNKS)).hits
+    rank_alone = {h.chunk_id: rank for rank, h in enumerate(alone)}
+    for rank, hit in enumerate(grouped):
+        for member in (hit, *hit.same_page):
+            assert rank <= rank_alone[member.chunk_id]
+    # Chunks without pages stand alone.
+    assert all(not h.same_page for h in grouped if h.page_start is None)
+    assert sum(1 + len(h.same_page) for h in grouped) == len(CHUNKS)
+
+
+@pytest.mark.slow
+def test_grouping_follows_the_settings_unless_the_caller_says(retriever: Retriever) -> None:
+    off = Retriever(
+        retriever.index,
+        retriever.collection,
+        retriever.embedder,
+        fusion=FusionSettings(group_pages=False),
+    )
+    assert [h.page_start for h in off.search(QUESTION, top_k=3).hits] == [2, 2, 2]
+    assert not any(h.same_page for h in off.search(QUESTION, top_k=3).hits)
+    assert off.search(QUESTION, top_k=3, group_pages=True).pages_grouped
+
+
+@pytest.mark.slow
+def test_a_page_meets_a_target_any_of_its_hits_meets(retriever: Retriever) -> None:
+    target = [Target(evidence="bits 31:16 are reserved")]
+    chunks = retriever.search(QUESTION, top_k=10, group_pages=False).hits
+    pages = retriever.search(QUESTION, top_k=10).hits
+    assert score_ranking(pages, target)["mrr@10"] == 1.0  # the register page, first
+    assert score_ranking(chunks, target)["mrr@10"] < 1.0
+
+
+def test_the_bench_runs_one_template_a_hit_per_chunk_too() -> None:
+    runs = run_specs(["fixed", "auto"], None, "auto")
+    assert [(r.name, r.pages) for r in runs] == [
+        ("fixed", True),
+        ("auto", True),
+        ("auto:chunks", False),
+    ]
+
+
+@pytest.mark.slow
+def test_the_cli_shows_a_pages_further_hits_under_it(
+    retriever: Retriever,
+    settings: Settings,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("RAG_ASSETS_MILVUS_URI", raising=False)
+    query = ["query", "--data-dir", str(settings.data_dir), "--top-k", "2"]
+    assert main([*query, QUESTION]) == 0
+    out = capsys.readouterr().out
+    assert "# a result a page, its further hits below it (--chunks: a result a chunk)" in out
+    assert out.count("\n    + /2 Registers/") == 3 and "[2] host.pdf, p. 2" not in out
+    assert main([*query, "--chunks", QUESTION]) == 0
+    flat = capsys.readouterr().out
+    assert "# a result a page" not in flat and "\n    + " not in flat
+    assert "[2] host.pdf, p. 2" in flat
+    assert main([*query, "--json", QUESTION]) == 0
+    assert '"same_page": [' in capsys.readouterr().out
+
