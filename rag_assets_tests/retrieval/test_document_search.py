@@ -88,7 +88,9 @@ def test_a_question_naming_an_issuer_finds_that_issuers_page(retriever: Retrieve
     # A gross margin is read from the income statement, which these filings lack: not said.
     assert steered.statements == []
     assert set(steered.weights) == {
-        f"{name}{scope}" for name in ("dense", "bm25", "identifiers") for scope in ("", "@documents")
+        f"{name}{scope}"
+        for name in ("dense", "bm25", "identifiers")
+        for scope in ("", "@documents")
     }
     # Soft: the other issuer's chunks are still found, after the named issuer's.
     everything = retriever.search(QUESTION, top_k=10).hits

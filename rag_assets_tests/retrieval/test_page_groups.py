@@ -167,4 +167,3 @@ def test_the_cli_shows_a_pages_further_hits_under_it(
     assert "[2] host.pdf, p. 2" in flat
     assert main([*query, "--json", QUESTION]) == 0
     assert '"same_page": [' in capsys.readouterr().out
-
