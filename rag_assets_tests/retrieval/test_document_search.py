@@ -5,13 +5,12 @@ naming a financial statement finds the statement's rows among prose that shares 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from rag_assets.chunking import chunk_document
-from rag_assets.cli import main
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.embedding.models import EmbeddingSpec, load_embedder
 from rag_assets.index.rows import IndexRow
@@ -123,21 +122,14 @@ def test_profile_fields_are_filterable_in_the_index(retriever: Retriever) -> Non
 
 
 def test_the_cli_says_which_words_named_which_documents(
-    retriever: Retriever,
-    settings: Settings,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    retriever: Retriever, settings: Settings, query_cli: Callable[..., str]
 ) -> None:
-    monkeypatch.delenv("RAG_ASSETS_MILVUS_URI", raising=False)
-    query = ["query", "--data-dir", str(settings.data_dir), "--top-k", "2"]
-    assert main([*query, QUESTION]) == 0
-    out = capsys.readouterr().out
+    out = query_cli(settings.data_dir, "--top-k", "2", QUESTION)
     assert "# documents named by 'HFL', '2017' (issuer 'HFL'; period 2017): harbour;" in out
     assert "[1] harbour.pdf" in out and "dense@documents #1" in out
     # The question reads a metric from the income statement, which these filings lack.
     assert "# statements asked" not in out and "@statements" not in out
-    assert main([*query, "--no-infer", QUESTION]) == 0
-    flat = capsys.readouterr().out
+    flat = query_cli(settings.data_dir, "--top-k", "2", "--no-infer", QUESTION)
     assert "# documents named" not in flat and "@documents" not in flat
     assert "# statements asked" not in flat
     assert "[1] summit.pdf" in flat

@@ -3,11 +3,10 @@ with the bundled MiniLM, the evaluation's scoring of a group and the CLI's view 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
-from rag_assets.cli import main
 from rag_assets.contracts.chunk import ChunkRow, chunk_id_for
 from rag_assets.embedding.models import EmbeddingSpec, load_embedder
 from rag_assets.index.schema import NO_PAGE
@@ -150,20 +149,12 @@ def test_the_bench_runs_one_template_a_hit_per_chunk_too() -> None:
 
 @pytest.mark.slow
 def test_the_cli_shows_a_pages_further_hits_under_it(
-    retriever: Retriever,
-    settings: Settings,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    retriever: Retriever, settings: Settings, query_cli: Callable[..., str]
 ) -> None:
-    monkeypatch.delenv("RAG_ASSETS_MILVUS_URI", raising=False)
-    query = ["query", "--data-dir", str(settings.data_dir), "--top-k", "2"]
-    assert main([*query, QUESTION]) == 0
-    out = capsys.readouterr().out
+    out = query_cli(settings.data_dir, "--top-k", "2", QUESTION)
     assert "# a result a page, its further hits below it (--chunks: a result a chunk)" in out
     assert out.count("\n    + /2 Registers/") == 3 and "[2] host.pdf, p. 2" not in out
-    assert main([*query, "--chunks", QUESTION]) == 0
-    flat = capsys.readouterr().out
+    flat = query_cli(settings.data_dir, "--top-k", "2", "--chunks", QUESTION)
     assert "# a result a page" not in flat and "\n    + " not in flat
     assert "[2] host.pdf, p. 2" in flat
-    assert main([*query, "--json", QUESTION]) == 0
-    assert '"same_page": [' in capsys.readouterr().out
+    assert '"same_page": [' in query_cli(settings.data_dir, "--json", QUESTION)

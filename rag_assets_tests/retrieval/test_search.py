@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -379,20 +379,13 @@ def test_an_old_schema_collection_is_reported(tmp_path: Path, embedder: Embedder
     assert main(["query", "--data-dir", str(tmp_path), "anything"]) == 1
 
 
-def test_cli_query_filters_and_found_by(
-    settings: Settings, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.delenv("RAG_ASSETS_MILVUS_URI", raising=False)
-    data = str(settings.data_dir)
-    assert main(["query", "--data-dir", data, "--top-k", "3", "ZX-4471 firmware checksum"]) == 0
-    out = capsys.readouterr().out
+def test_cli_query_filters_and_found_by(settings: Settings, query_cli: Callable[..., str]) -> None:
+    out = query_cli(settings.data_dir, "--top-k", "3", "ZX-4471 firmware checksum")
     assert "# language en; fusion dense 1, bm25 1" in out
     assert "[1] specs/host.pdf, p. 9, § /7 Errors/" in out and "found by bm25 #1, dense #1" in out
 
-    args = ["query", "--data-dir", data, "--json", "--top-k", "10"]
     filters = ["--source", "legco/*", "--chunk-type", "text", "--pages", "6-9"]
-    assert main([*args, *filters, "租约"]) == 0
-    answer = json.loads(capsys.readouterr().out)
+    answer = json.loads(query_cli(settings.data_dir, "--json", "--top-k", "10", *filters, "租约"))
     assert answer["language"] == "zh" and answer["weights"] == {"bm25": 1.0}
     hits = [(h["text"], h["found_by"]) for h in answer["hits"]]
     assert hits[0] == (CHUNKS[8][5], {"bm25": 1})
@@ -403,10 +396,10 @@ def test_cli_query_filters_and_found_by(
         (["--template", "spec", "--section", "/7 Errors/"], {"specs/host.pdf"}),
         (["--pages", "3"], {"specs/host.pdf"}),
     ]:  # fmt: skip
-        assert main([*args, *flags, "register"]) == 0
-        assert {h["doc_id"] for h in json.loads(capsys.readouterr().out)["hits"]} == docs
+        out = query_cli(settings.data_dir, "--json", "--top-k", "10", *flags, "register")
+        assert {h["doc_id"] for h in json.loads(out)["hits"]} == docs
     with pytest.raises(SystemExit):
-        main([*args, "--pages", "9-3", "register"])
+        query_cli(settings.data_dir, "--pages", "9-3", "register")
 
 
 def test_learned_sparse_joins_the_fusion_for_bge_m3(settings: Settings) -> None:
