@@ -8,6 +8,13 @@ from pathlib import Path
 import pytest
 
 from rag_assets.cli import main
+from rag_assets.settings import Settings
+
+
+@pytest.fixture(scope="module")
+def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    """A data folder of the test module's own (a module indexing one overrides it)."""
+    return Settings(data_dir=tmp_path_factory.mktemp("data"))
 
 
 @pytest.fixture

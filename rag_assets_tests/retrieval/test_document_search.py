@@ -51,11 +51,6 @@ FILINGS = [
 
 
 @pytest.fixture(scope="module")
-def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    return Settings(data_dir=tmp_path_factory.mktemp("data"))
-
-
-@pytest.fixture(scope="module")
 def retriever(settings: Settings) -> Iterator[Retriever]:
     embedder = load_embedder(EmbeddingSpec())
     with MilvusIndex(settings.resolved_milvus_uri) as index:
