@@ -245,20 +245,15 @@ class Retriever:
             fill,
             scores={name: {h.chunk_id: h.score for h in hits} for name, hits in lists.items()},
         )
+        # The candidates' fields, from the retrievers' lists (the identifiers' list has none).
+        fields = {h.chunk_id: h.fields for hits in lists.values() for h in hits if h.fields}
         if not asks_for_definition(query):
-            types = {
-                h.chunk_id: h.fields.get("chunk_type") for hits in lists.values() for h in hits
-            }
+            types = {chunk_id: f.get("chunk_type") for chunk_id, f in fields.items()}
             fused = weigh_chunk_types(fused, types, {"glossary": self.fusion.glossary_weight})
         grouped = self.fusion.group_pages if group_pages is None else group_pages
         found = {chunk_id: (s, ranks) for chunk_id, s, ranks in fused}
         if grouped:
-            pages = {
-                h.chunk_id: key
-                for hits in lists.values()
-                for h in hits
-                if (key := page_key(h.fields)) is not None  # the identifiers' list has no fields
-            }
+            pages = {chunk_id: page_key(f) for chunk_id, f in fields.items()}
             groups = page_groups([chunk_id for chunk_id, _, _ in fused], pages)
         else:
             groups = [(chunk_id, []) for chunk_id, _, _ in fused]

@@ -16,6 +16,7 @@ from rag_assets.embedding.models import Embedder, EmbeddingSpec, load_embedder
 from rag_assets.index.rows import IndexRow
 from rag_assets.index.schema import OutdatedCollectionError
 from rag_assets.index.store import MilvusIndex
+from rag_assets.retrieval.evaluation.comparison import index_chunks
 from rag_assets.retrieval.rerank import HttpReranker
 from rag_assets.retrieval.search import (
     RetrievedHit,
@@ -58,9 +59,9 @@ CHUNKS = [
 GLOSSARY, DEBOUNCE = CHUNKS[9][5], CHUNKS[10][5]
 
 
-def chunk_rows() -> list[ChunkRow]:
+def chunk_rows(chunks: list[tuple] = CHUNKS) -> list[ChunkRow]:
     rows = []
-    for i, (doc_id, template, chunk_type, header_path, pages, text) in enumerate(CHUNKS):
+    for i, (doc_id, template, chunk_type, header_path, pages, text) in enumerate(chunks):
         title = doc_id.rsplit("/", 1)[-1]
         rows.append(
             ChunkRow(
@@ -315,6 +316,25 @@ def test_glossary_entries_lead_only_for_what_a_term_means(retriever: Retriever) 
     for meaning in ("What is Card Detect?", "What does Card Detect mean?", "Card Detect 是什么？"):
         first = silenced.search(meaning, top_k=3).hits[0]
         assert first.chunk_id == glossary and first.score == as_is.search(meaning).hits[0].score
+
+
+def test_a_glossary_entry_holding_the_questions_identifier_is_weighed_too(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    rows = chunk_rows([
+        ("specs/mmc.pdf", "spec", "glossary", "/5 Glossary/", (9, 9),
+         "DDR52: the dual data rate bus mode at 52 MHz."),
+        ("specs/mmc.pdf", "spec", "text", "/3 Bus modes/", (4, 4),
+         "In DDR52 mode the bus samples data on both clock edges."),
+    ])  # fmt: skip
+    with MilvusIndex(str(tmp_path / "milvus.db")) as index:
+        collection = index_chunks(index, embedder, rows)
+        silenced = Retriever(
+            index, collection, embedder, fusion=FusionSettings(glossary_weight=0.0)
+        )
+        entry = silenced.search("How does the bus sample data in DDR52 mode?", top_k=2).hits[-1]
+    assert entry.text == rows[0].text and "identifiers" in entry.found_by
+    assert entry.score == 0.0
 
 
 def test_without_a_reranker_the_fused_order_stands(retriever: Retriever) -> None:
