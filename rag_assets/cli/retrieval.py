@@ -13,6 +13,9 @@ from rag_assets.cli.settings import command_settings
 if TYPE_CHECKING:
     from rag_assets.retrieval.search import RetrievedHit
 
+# A page's further hits printed under it; a statement page can have a dozen.
+_SAME_PAGE_SHOWN = 3
+
 
 def cmd_query(args: argparse.Namespace) -> int:
     from rag_assets.errors import ConfigurationError
@@ -66,10 +69,13 @@ def cmd_query(args: argparse.Namespace) -> int:
         rerank = f" rerank={hit.rerank_score:.3f}" if hit.rerank_score is not None else ""
         print(f"[{rank}] {citation(hit)}  score={hit.score:.3f}{rerank}  found by {_ranks(hit)}")
         print(f"    {_excerpt(hit.text, 300)}")
-        for other in hit.same_page:
+        for other in hit.same_page[:_SAME_PAGE_SHOWN]:
             section = " / ".join(other.metadata.get("headings") or []) or other.header_path
             print(f"    + {section}  score={other.score:.3f}  found by {_ranks(other)}")
             print(f"      {_excerpt(other.text, 160)}")
+        if len(hit.same_page) > _SAME_PAGE_SHOWN:
+            more = len(hit.same_page) - _SAME_PAGE_SHOWN
+            print(f"    + {more} more on this page (--json lists them)")
     return 0
 
 
