@@ -111,7 +111,7 @@ class ClausesTemplate(ChunkTemplate):
     """Clauses packed and split as `semantic` packs its sections (`packing`)."""
 
     name = "clauses"
-    version = "8"  # 8: a statement's chunks record its kind (financial_statement)
+    version = "9"  # 9: a split table's parts keep its column heads
     headings_from_text = True
 
     def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]:

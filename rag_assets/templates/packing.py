@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import groupby
 
 from rag_assets.contracts.ir import DocumentElement
@@ -118,14 +118,22 @@ class Packer:
         prefix_end, seams, suffix_start = _seams(element)
         seams = _worded(text, seams)
         prefix, suffix = text[:prefix_end], text[suffix_start:]
-        repeated = (prefix, suffix, caption, None)
-        # What a chunk of this element costs besides its content.
-        overhead = counter.count(render(lead, [Piece(index, element, 0, 0, 0, *repeated)]))
-        if (prefix or suffix or caption) and overhead > limit // 2:
-            # Header rows (or fences) repeated in every part would leave too little room for
-            # the rows themselves, or none: the parts go without them.
-            prefix = suffix = caption = ""
-            overhead = counter.count(render(lead, [Piece(index, element, 0, 0, 0)]))
+        # What every part repeats, from the most to nothing: the header rows (or fences) and
+        # caption would leave too little room for the rows themselves when the lead is long,
+        # so a table's parts keep its column heads (the periods) without the row labels'
+        # header, then the caption alone.
+        header = prefix
+        repeats = [(prefix, suffix, caption)]
+        if prefix and element.type in ("table", "toc"):
+            repeats.append((_column_heads(prefix), suffix, caption))
+        repeats += [("", "", caption), ("", "", "")]
+        for prefix, suffix, caption in repeats:
+            # What a chunk of this element costs besides its content.
+            overhead = counter.count(
+                render(lead, [Piece(index, element, 0, 0, 0, prefix, suffix, caption)])
+            )
+            if overhead <= limit // 2:
+                break
         repeated = (prefix, suffix, caption, caption_index)
         budget = max(1, limit - overhead)
         pieces: list[Piece] = []
@@ -140,6 +148,11 @@ class Packer:
                     continue  # the tail of a long dot leader: no chunk of its own
                 cost = counter.count(text[slice(*cut)])
                 pieces.append(Piece(index, element, *cut, cost, *repeated))
+        if pieces and prefix != header and prefix:
+            # The first part keeps the header rows whole where they fit: their text is kept.
+            whole = replace(pieces[0], prefix=header)
+            if counter.count(render(lead, [whole])) <= limit:
+                pieces[0] = whole
         return pieces
 
     def pack(self, pieces: Sequence[Piece], lead: str) -> list[list[Piece]]:
@@ -183,6 +196,19 @@ def _seams(element: DocumentElement) -> tuple[int, list[tuple[int, int]], int]:
     if element.type == "list":
         return 0, _items(text), len(text)
     return 0, _sentences(text), len(text)
+
+
+def _column_heads(prefix: str) -> str:
+    """A table's header rows with the row labels' column emptied (often a long unit line,
+    `Years Ended December 31, (Millions, except percentages ...)`); the rule kept."""
+    lines = []
+    for line in prefix.splitlines():
+        if TABLE_RULE.match(line) or not line.strip():
+            lines.append(line)
+            continue
+        cells = row_cells(line)
+        lines.append("| " + " | ".join(["", *(c.strip() for c in cells[1:])]) + " |")
+    return "\n".join(lines) + ("\n" if prefix.endswith("\n") else "")
 
 
 def _unlabelled_rows(text: str, rows: list[tuple[int, int]]) -> int:

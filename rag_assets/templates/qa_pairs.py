@@ -89,7 +89,7 @@ class QAPairsTemplate(ChunkTemplate):
 
     name = "qa_pairs"
     # The prompt's version is part of the template's: a new prompt reads documents anew.
-    version = f"11+prompt{PROMPT_VERSION}"  # 11: statements record their kind
+    version = f"12+prompt{PROMPT_VERSION}"  # 12: split tables keep their column heads
     headings_from_text = True
     uses_llm = True
     options_class = QAPairsOptions

@@ -107,7 +107,7 @@ class SemanticTemplate(ChunkTemplate):
     """
 
     name = "semantic"
-    version = "9"  # 9: a statement's chunks record its kind (financial_statement)
+    version = "10"  # 10: a split table's parts keep its column heads
 
     def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]:
         return section_rows(self, doc, counter)

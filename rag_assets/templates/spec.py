@@ -70,7 +70,7 @@ def spec_structure(doc: StandardizedDocument, options: SpecOptions | None = None
 
 class SpecTemplate(ChunkTemplate):
     name = "spec"
-    version = "9"  # 9: a statement's chunks record its kind (financial_statement)
+    version = "10"  # 10: a split table's parts keep its column heads
     options_class = SpecOptions
     options: SpecOptions
 

@@ -203,14 +203,39 @@ def test_a_split_table_gets_an_outline_chunk() -> None:
     # It cites the table's page and counts as a table chunk.
     assert (outline.chunk_type, outline.page_start, outline.page_end) == ("table", 2, 2)
     assert all(r.token_count <= 40 for r in rows)
-    # Labels that would pass the limit are left out from the end.
+    # Labels that would pass the limit are left out from the end; with no room for the header
+    # rows, the parts still name their table by its caption.
     short = semantic(doc, max_tokens=20)
     assert [r.text.split("Rows: ")[-1] for r in short if r.metadata.get("table_outline")] == [
-        "Revenue; Cost of sales; Gross profit; Operating income"
+        "Revenue; Cost of sales"
     ]
+    assert all("Consolidated Statements of Income" in r.text for r in short)
     assert all(r.token_count <= 20 for r in short)
     # A table that fits one chunk is its own outline: none is added.
     assert not any(r.metadata.get("table_outline") for r in semantic(doc, max_tokens=512))
+
+
+def test_a_split_tables_parts_keep_its_column_heads_when_its_header_rows_do_not_fit() -> None:
+    # The row labels' header is a long unit line: repeated whole in every part, with the
+    # caption, it would take more than half of each chunk.
+    units = "Years ended December 31 (in millions of dollars, except per share amounts and ratios)"
+    header = f"| {units} | 2022 | 2021 | 2020 |\n|---|---|---|---|"
+    body = [f"| Line item {i} | {i},100 | {i},200 | {i},300 |" for i in range(1, 9)]
+    doc = make_doc(
+        [
+            ("heading", "## Summary", 2, 1),
+            ("caption", "Table 1: Summary of Financial Performance", None, 1),
+            ("table", header + "\n" + "\n".join(body), None, 1),
+        ]
+    )
+    rows = [r for r in semantic(doc, max_tokens=48, overlap=0) if "| Line item" in r.text]
+    assert len(rows) >= 3 and all(r.token_count <= 48 for r in rows)
+    # The first part holds the header rows whole, the later ones the periods, under the caption.
+    assert header in rows[0].text
+    heads = "|  | 2022 | 2021 | 2020 |\n|---|---|---|---|"
+    for row in rows[1:]:
+        assert units not in row.text
+        assert f"Table 1: Summary of Financial Performance\n\n{heads}\n| Line item" in row.text
 
 
 def test_semantic_split_table_names_its_table_in_every_part() -> None:
