@@ -12,13 +12,15 @@ from rag_assets.contracts.chunk import ChunkRow, chunk_id_for
 from rag_assets.embedding.models import EmbeddingSpec, load_embedder
 from rag_assets.index.schema import NO_PAGE
 from rag_assets.index.store import MilvusIndex
-from rag_assets.retrieval.evaluation.comparison import index_chunks, run_specs
+from rag_assets.retrieval.evaluation.comparison import compare_templates, index_chunks, run_specs
 from rag_assets.retrieval.evaluation.metrics import score_ranking
-from rag_assets.retrieval.evaluation.sets import Target
+from rag_assets.retrieval.evaluation.sets import EvalQuestion, Target
 from rag_assets.retrieval.pages import page_groups, page_key
 from rag_assets.retrieval.search import Retriever
 from rag_assets.settings import Settings
 from rag_assets.settings.fusion import FusionSettings
+from rag_assets.templates.tokens import TokenizerCounter
+from rag_assets_tests.support.builders import doc_from_pages
 
 
 def test_a_page_ranks_where_its_best_hit_ranks_and_keeps_the_rest_in_order() -> None:
@@ -137,10 +139,37 @@ def test_a_page_meets_a_target_any_of_its_hits_meets(retriever: Retriever) -> No
 def test_the_bench_runs_one_template_a_hit_per_chunk_too() -> None:
     runs = run_specs(["fixed", "auto"], None, "auto")
     assert [(r.name, r.pages) for r in runs] == [
-        ("fixed", True),
-        ("auto", True),
+        ("fixed", None),  # as the settings say
+        ("auto", None),
         ("auto:chunks", False),
     ]
+
+
+@pytest.mark.slow
+def test_the_evaluation_groups_pages_as_the_settings_say(settings: Settings) -> None:
+    # The register page of CHUNKS, a paragraph each; its reserved bits are not its best hit.
+    doc = doc_from_pages([[], [("paragraph", text) for page, text in CHUNKS if page == 2]])
+    question = EvalQuestion(
+        id="reserved", question=QUESTION, targets=[Target(evidence="bits 31:16 are reserved")]
+    )
+    embedder = load_embedder(EmbeddingSpec())
+    counter = TokenizerCounter.from_model_dir(embedder.model_dir)
+
+    def mrr(group_pages: bool) -> float:
+        comparison = compare_templates(
+            [doc],
+            [question],
+            run_specs(["semantic"], None),
+            embedder,
+            counter,
+            lambda prefix: MilvusIndex(settings.resolved_milvus_uri, collection_prefix=prefix),
+            options={"max_tokens": 24, "overlap_tokens": 0},
+            fusion=FusionSettings(group_pages=group_pages),
+        )
+        return comparison.runs[0].slices["all"].metrics["mrr@10"]
+
+    assert mrr(group_pages=True) == 1.0
+    assert mrr(group_pages=False) < 1.0
 
 
 @pytest.mark.slow

@@ -46,17 +46,17 @@ Mode = Literal["hybrid", "bm25", "dense"]
 
 @dataclass(frozen=True)
 class RunSpec:
-    """One row of the table: a template's chunks searched one way (`pages`: hits grouped by
-    page, as the search does by default; False: a hit per chunk)."""
+    """One row of the table: a template's chunks searched one way (`pages`: None groups hits
+    by page as the fusion settings say, as the search does; False: a hit per chunk)."""
 
     template: str
     mode: Mode = "hybrid"
-    pages: bool = True
+    pages: bool | None = None
 
     @property
     def name(self) -> str:
         name = self.template if self.mode == "hybrid" else f"{self.template}:{self.mode}"
-        return name if self.pages else f"{name}:chunks"
+        return f"{name}:chunks" if self.pages is False else name
 
 
 def run_specs(
