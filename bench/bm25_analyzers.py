@@ -14,6 +14,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from rag_assets.index.schema import ANALYZERS as SCHEMA_ANALYZERS
 from rag_assets.language import detect_language
 
 ROWS = [
@@ -78,6 +79,9 @@ ANALYZERS: dict[str, dict] = {
             "tokenizer": "jieba",
             "filter": ["lowercase", {"type": "stemmer", "language": "english"}],
         }
+    },
+    "jieba-english (English stop words and stems)": {
+        "analyzer_params": SCHEMA_ANALYZERS["jieba-english"]
     },
 }
 

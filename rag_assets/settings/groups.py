@@ -165,7 +165,9 @@ class IndexSettings(EnvSettings):
     text_analyzer: str = Field(
         "jieba",
         description=(
-            "BM25 analyzer: `jieba` (lowercased; Chinese and English in one collection) or `standard`"
+            "BM25 analyzer: `jieba` (lowercased; Chinese and English in one collection), "
+            "`jieba-english` (also English stop words and stems, for English collections) or "
+            "`standard`"
         ),
     )
     bm25_k1: float = Field(

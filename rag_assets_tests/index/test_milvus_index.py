@@ -419,6 +419,21 @@ def test_standard_analyzer_cannot_split_chinese(db_uri: str, embedder: Embedder)
         assert std.bm25_search(collection, "DMA", top_k=2)[0].text == MIXED[2]
 
 
+def test_the_english_analyzer_matches_a_words_forms(db_uri: str, embedder: Embedder) -> None:
+    rows = ["Total liabilities and shareholders' equity", "Segments of the business"]
+    for analyzer, found in [("jieba", []), ("jieba-english", rows)]:
+        with MilvusIndex(
+            db_uri, collection_prefix=analyzer.replace("-", "_"), text_analyzer=analyzer
+        ) as index:
+            collection = index.ensure_collection(embedder.name, embedder.dimension, False)
+            index.replace_document(collection, "filing", make_rows(embedder, "filing", rows))
+            # Lowercased alone, `the` is what matches: the other row holds it.
+            for query, row in [("the largest liability", rows[0]), ("segment", rows[1])]:
+                hits = index.bm25_search(collection, query, top_k=2)
+                top = hits[0].text if hits else None
+                assert (top == row) == (row in found), (analyzer, query)
+
+
 def test_an_unknown_analyzer_is_refused(db_uri: str) -> None:
     with pytest.raises(ConfigurationError, match="icu"):
         MilvusIndex(db_uri, text_analyzer="icu")
