@@ -109,31 +109,45 @@ class MilvusIndex:
         )
 
     def ensure_collection(self, model_name: str, dim: int, has_sparse: bool) -> str:
-        """Create the model's collection, or check that the existing one was made for it.
+        """Create the model's collection, or check that the existing one was made for it."""
+        existing = self.open_collection(model_name, dim, has_sparse)
+        if existing is not None:
+            return existing
+        name = self.collection_name(model_name, dim)
+        create_collection(
+            self._client,
+            name,
+            dim,
+            has_sparse,
+            self._made_for(model_name, dim, has_sparse),
+            self.text_analyzer,
+            self.bm25_k1,
+            self.bm25_b,
+        )
+        self._ready(name)
+        return name
+
+    def open_collection(self, model_name: str, dim: int, has_sparse: bool) -> str | None:
+        """The model's existing collection, checked to be made for these settings; None if absent.
 
         Different model names can sanitize to one collection name, so the model name, the
         dimension, the sparse head, the analyzer and BM25's k1 and b are recorded as collection
-        properties and compared on reuse, after the schema version.
+        properties and compared on reuse, after the schema version. A search checks them as an
+        insert does: the engine analyzes a query with the collection's analyzer whatever is
+        configured, so a mismatch is refused rather than answered under settings not in force.
         """
         name = self.collection_name(model_name, dim)
-        wanted = schema_properties(
-            model_name, dim, has_sparse, self.text_analyzer, self.bm25_k1, self.bm25_b
-        )
-        if self._client.has_collection(name):
-            check_made_for(name, self.uri, checked_schema(self._client, name, self.uri), wanted)
-        else:
-            create_collection(
-                self._client,
-                name,
-                dim,
-                has_sparse,
-                wanted,
-                self.text_analyzer,
-                self.bm25_k1,
-                self.bm25_b,
-            )
+        if not self._client.has_collection(name):
+            return None
+        wanted = self._made_for(model_name, dim, has_sparse)
+        check_made_for(name, self.uri, checked_schema(self._client, name, self.uri), wanted)
         self._ready(name)
         return name
+
+    def _made_for(self, model_name: str, dim: int, has_sparse: bool) -> dict[str, str]:
+        return schema_properties(
+            model_name, dim, has_sparse, self.text_analyzer, self.bm25_k1, self.bm25_b
+        )
 
     def _ready(self, collection: str) -> bool:
         """Load the collection once per client (a reopened Lite file starts released).

@@ -400,8 +400,8 @@ def open_retriever(
         bm25_b=settings.bm25_b,
         **prefix,
     ) as index:
-        collection = index.collection_name(embedder.name, embedder.dimension)
-        if collection not in index.list_collections():
+        collection = index.open_collection(embedder.name, embedder.dimension, embedder.has_sparse)
+        if collection is None:
             yield None
             return
         reranker, note = load_reranker(settings)

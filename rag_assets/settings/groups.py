@@ -167,7 +167,8 @@ class IndexSettings(EnvSettings):
         description=(
             "BM25 analyzer: `jieba` (lowercased; Chinese and English in one collection), "
             "`jieba-english` (also English stop words and stems, for English collections) or "
-            "`standard`"
+            "`standard`; fixed when a collection is made, and a collection made with another "
+            "is refused by ingest and search alike"
         ),
     )
     bm25_k1: float = Field(

@@ -150,3 +150,21 @@ def test_text_scanning_is_linear_in_its_input(call, unit: str) -> None:
     small_seconds = min(_seconds(call, small) for _ in range(3))
     large_seconds = min(_seconds(call, large) for _ in range(3))
     assert large_seconds < 30 * small_seconds + 0.05
+
+
+@pytest.mark.parametrize("command", ["query", "text", "table-rows", "answer"])
+def test_a_search_under_another_analyzer_than_the_collections_is_refused(
+    settings: Settings,
+    command: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The engine would analyze the query with the collection's analyzer whatever is configured.
+    monkeypatch.setenv("RAG_ASSETS_TEXT_ANALYZER", "jieba-english")
+    code = main([command, "--data-dir", str(settings.data_dir), "timeout"])
+    err = capsys.readouterr().err
+    assert code != 0 and len(err.strip().splitlines()) == 1, err
+    assert "rag.text_analyzer: has" in err and "english" in err
+    assert "drop the collection and re-index" in err
+    monkeypatch.delenv("RAG_ASSETS_TEXT_ANALYZER")
+    assert main([command, "--data-dir", str(settings.data_dir), "timeout"]) == 0
