@@ -6,7 +6,8 @@ embedding model reads it as little more than noise, and BM25's analyzer cuts a b
 its colon (`15`, `:`, `8`), so `bits 8 and 15` matches it too. When a question holds such a
 term (a word with a digit), the candidates the retrievers found are ranked once more: those
 holding the most of its identifiers as whole words first, in BM25's order, then in the other
-retrievers' order. That list is fused with the others (`RAG_ASSETS_FUSION_IDENTIFIER_WEIGHT`),
+retrievers' order; an identifier most candidates hold (a year every chunk of a filing names)
+is left out, as it tells them apart no better than a stop word. That list is fused with the others (`RAG_ASSETS_FUSION_IDENTIFIER_WEIGHT`),
 so a chunk naming the identifier that BM25 ranks high gains on one that dense ranks high for
 the words around it ("What do bits 15:8 of the Host Control Register hold?": the register's
 `15:8` row over `1.3 Conventions`, which says what bits 15:8 mean in general).
@@ -50,6 +51,11 @@ def ranking(
     for retriever in _TIE_ORDER:
         for hit in lists.get(f"{retriever}{suffix}", ()):
             order.setdefault(hit.chunk_id, hit.fields.get(MATCHED_FIELD) or "")
-    held = {chunk_id: len(wanted & words(text)) for chunk_id, text in order.items()}
+    found = {chunk_id: wanted & words(text) for chunk_id, text in order.items()}
+    # An identifier most candidates hold tells them apart no more than a stop word (BM25's idf
+    # is not positive for a term in more than half the documents): a year every chunk of a
+    # filing names through its document's identity would only repeat BM25's order.
+    common = {w for w in wanted if 2 * sum(w in f for f in found.values()) > len(found)}
+    held = {chunk_id: len(f - common) for chunk_id, f in found.items()}
     ranked = sorted((chunk_id for chunk_id in order if held[chunk_id]), key=lambda c: -held[c])
     return [RankedId(chunk_id, float(held[chunk_id]), {}) for chunk_id in ranked]
