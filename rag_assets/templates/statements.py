@@ -27,7 +27,9 @@ EQUITY_STATEMENT = "statement of stockholders' equity"
 _STATEMENTS: tuple[tuple[re.Pattern[str], str, str], ...] = (
     (
         re.compile(
-            r"\bbalance\s+sheets?\b|\bstatements?\s+of\s+financial\s+(?:position|condition)\b",
+            # `Off-balance sheet arrangements` are what the balance sheet leaves out.
+            r"(?<!off[-\s])\bbalance\s+sheets?\b"
+            r"|\bstatements?\s+of\s+financial\s+(?:position|condition)\b",
             re.I,
         ),
         BALANCE_SHEET,

@@ -52,6 +52,7 @@ def test_a_question_naming_no_metric_adds_nothing_and_alike_metrics_once() -> No
         ),
         ("What are the geographies the company operates in?", []),
         ("What does the off-balance-sheet arrangement cover?", []),
+        ("Which off-balance sheet arrangements does 3M have?", []),
     ],
 )
 def test_the_statements_a_question_asks_for(question: str, statements: list[str]) -> None:

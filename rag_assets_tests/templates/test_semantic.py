@@ -522,6 +522,9 @@ def test_a_split_table_repeats_the_rows_that_name_its_columns() -> None:
         (["Consolidated Statements of Shareholders’ Equity"], "statement of stockholders' equity"),
         (["Notes to Consolidated Balance Sheets"], None),
         (["Results of Operations"], None),
+        # What the balance sheet leaves out, a section of every 10-K's discussion.
+        (["Off-Balance Sheet Arrangements and Contractual Obligations:"], None),
+        (["Off balance sheet risk"], None),
     ],
 )
 def test_a_statement_title_gives_the_names_questions_use(
