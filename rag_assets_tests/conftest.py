@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from rag_assets.embedding.models import Embedder, EmbeddingSpec, load_embedder
+
 # Property tests: reproducible in CI (the same examples every run, nothing remembered between
 # runs), about a minute on two cores; `--hypothesis-profile soak` explores at random, longer.
 settings.register_profile(
@@ -25,6 +27,12 @@ settings.load_profile("ci")
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"
 SHARED_CORPUS = REPO_ROOT.parent / "shared" / "corpus"
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Embedder:
+    """The bundled embedding model (loaded once: load_embedder keeps it)."""
+    return load_embedder(EmbeddingSpec())
 
 
 @pytest.fixture(scope="session")

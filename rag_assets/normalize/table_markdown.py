@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rag_assets.contracts.ir import TableData
+from rag_assets.text.markdown import markdown_table
 
 
 def _cell(text: str) -> str:
@@ -24,10 +25,4 @@ def table_to_markdown(table: TableData) -> str:
             if label and label not in labels:
                 labels.append(label)
         header.append(" / ".join(labels))
-    lines = [
-        "| " + " | ".join(header) + " |",
-        "|" + "|".join(["---"] * table.num_cols) + "|",
-    ]
-    for row in grid[header_rows:]:
-        lines.append("| " + " | ".join(_cell(c) for c in row) + " |")
-    return "\n".join(lines)
+    return markdown_table(header, ([_cell(c) for c in row] for row in grid[header_rows:]))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from rag_assets.text.markdown import RULE_CELL, row_cells
+from rag_assets.text.markdown import RULE_CELL, markdown_table, row_cells
 from rag_assets.text.normalize import normalize_markdown
 from rag_assets.text.scripts import HAN_KANA_HANGUL
 
@@ -89,13 +89,7 @@ def validate_vision_table(answer: str, parser_text: str) -> tuple[str | None, st
     rows, reason = parse_markdown_table(answer)
     if rows is None:
         return None, reason
-    markdown = "\n".join(
-        [
-            "| " + " | ".join(rows[0]) + " |",
-            "|" + "|".join(["---"] * len(rows[0])) + "|",
-            *("| " + " | ".join(row) + " |" for row in rows[1:]),
-        ]
-    )
+    markdown = markdown_table(rows[0], rows[1:])
     recall = token_recall(parser_text, markdown)
     if recall < MIN_RECALL:
         return None, (

@@ -27,7 +27,7 @@ from itertools import groupby
 from rag_assets.contracts.ir import DocumentElement
 from rag_assets.templates.base import ElementSpan, contextualize, has_words
 from rag_assets.templates.tokens import TokenCounter, balanced_runs, token_windows
-from rag_assets.text.markdown import TABLE_RULE, row_cells
+from rag_assets.text.markdown import TABLE_RULE, markdown_row, row_cells
 
 BLOCK_SEPARATOR = "\n\n"
 
@@ -207,7 +207,7 @@ def _column_heads(prefix: str) -> str:
             lines.append(line)
             continue
         cells = row_cells(line)
-        lines.append("| " + " | ".join(["", *(c.strip() for c in cells[1:])]) + " |")
+        lines.append(markdown_row(["", *(c.strip() for c in cells[1:])]))
     return "\n".join(lines) + ("\n" if prefix.endswith("\n") else "")
 
 

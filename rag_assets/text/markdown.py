@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 
 # A GitHub table's delimiter row: cells of three dashes or more, optionally aligned by colons
 # (`| --- | :---: |`).
@@ -22,3 +23,14 @@ def row_cells(line: str) -> list[str]:
     inner = inner[1:] if inner.startswith("|") else inner
     inner = inner[:-1] if inner.endswith("|") and not inner.endswith("\\|") else inner
     return UNESCAPED_PIPE.split(inner)
+
+
+def markdown_row(cells: Sequence[str]) -> str:
+    """A pipe-table row of `cells` as given, with outer pipes."""
+    return "| " + " | ".join(cells) + " |"
+
+
+def markdown_table(header: Sequence[str], body: Iterable[Sequence[str]]) -> str:
+    """A pipe table: the header row, a plain delimiter row, the body rows."""
+    rule = "|" + "|".join(["---"] * len(header)) + "|"
+    return "\n".join([markdown_row(header), rule, *(markdown_row(row) for row in body)])

@@ -25,11 +25,6 @@ TEXTS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def embedder() -> Embedder:
-    return load_embedder(EmbeddingSpec())
-
-
 def test_bundled_model_resolves_to_the_wheel_folder() -> None:
     resolved = resolve_model(EmbeddingSpec())
     assert resolved.source == "bundled"

@@ -58,11 +58,6 @@ def make_rows(embedder: Embedder, doc_id: str, texts: list[str]) -> list[IndexRo
 
 
 @pytest.fixture(scope="module")
-def embedder() -> Embedder:
-    return load_embedder(EmbeddingSpec())
-
-
-@pytest.fixture(scope="module")
 def db_uri(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(tmp_path_factory.mktemp("index") / "milvus.db")
 

@@ -87,11 +87,6 @@ BY_TEXT = {c.text: c for c in CHUNK_ROWS}
 
 
 @pytest.fixture(scope="module")
-def embedder() -> Embedder:
-    return load_embedder(EmbeddingSpec())
-
-
-@pytest.fixture(scope="module")
 def settings(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Settings:
     """A data folder whose index holds CHUNKS in the configured model's collection."""
     settings = Settings(data_dir=tmp_path_factory.mktemp("data"))
