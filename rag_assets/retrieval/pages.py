@@ -38,3 +38,15 @@ def page_groups(
         else:
             groups[key] = (chunk_id, [])
     return list(groups.values())
+
+
+def page_votes(
+    rankings: Mapping[str, Sequence[str]], groups: Sequence[tuple[str, list[str]]]
+) -> dict[str, list[str]]:
+    """Each ranking as a ranking of pages, each page named by its group's lead: the leads in
+    the order their pages first appear. Chunks in no group are left out."""
+    lead_of = {chunk_id: lead for lead, rest in groups for chunk_id in (lead, *rest)}
+    return {
+        name: list(dict.fromkeys(lead_of[c] for c in ids if c in lead_of))
+        for name, ids in rankings.items()
+    }

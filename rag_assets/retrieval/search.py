@@ -34,7 +34,7 @@ from rag_assets.retrieval.fusion import (
 )
 from rag_assets.retrieval.inputs import FilterValue, Page, SearchRequest, checked
 from rag_assets.retrieval.intent import asks_for_definition
-from rag_assets.retrieval.pages import page_groups, page_key
+from rag_assets.retrieval.pages import page_groups, page_key, page_votes
 from rag_assets.retrieval.rerank import Reranker, RerankError, load_reranker, rerank
 from rag_assets.retrieval.statements import statement_terms, statements_asked
 from rag_assets.settings import Settings
@@ -238,23 +238,31 @@ class Retriever:
             for suffix, scope_weight in scope_weights.items()
             for name, weight in weights.items()
         }
-        fused = weighted_rrf(
-            {name: [h.chunk_id for h in hits] for name, hits in lists.items()},
-            weights,
-            self.fusion.rrf_k,
-            fill,
-            scores={name: {h.chunk_id: h.score for h in hits} for name, hits in lists.items()},
-        )
+        rankings = {name: [h.chunk_id for h in hits] for name, hits in lists.items()}
+        scores = {name: {h.chunk_id: h.score for h in hits} for name, hits in lists.items()}
         # The candidates' fields, from the retrievers' lists (the identifiers' list has none).
         fields = {h.chunk_id: h.fields for hits in lists.values() for h in hits if h.fields}
-        if not asks_for_definition(query):
-            types = {chunk_id: f.get("chunk_type") for chunk_id, f in fields.items()}
-            fused = weigh_chunk_types(fused, types, {"glossary": self.fusion.glossary_weight})
+        types = {chunk_id: f.get("chunk_type") for chunk_id, f in fields.items()}
+        type_weights = (
+            {} if asks_for_definition(query) else {"glossary": self.fusion.glossary_weight}
+        )
+
+        def fuse(rankings: dict[str, list[str]]) -> list[tuple[str, float, dict[str, int]]]:
+            fused = weighted_rrf(rankings, weights, self.fusion.rrf_k, fill, scores=scores)
+            return weigh_chunk_types(fused, types, type_weights)
+
+        fused = fuse(rankings)
         grouped = self.fusion.group_pages if group_pages is None else group_pages
         found = {chunk_id: (s, ranks) for chunk_id, s, ranks in fused}
         if grouped:
             pages = {chunk_id: page_key(f) for chunk_id, f in fields.items()}
             groups = page_groups([chunk_id for chunk_id, _, _ in fused], pages)
+            if self.fusion.page_votes:
+                # A page's lead shows the page's fused score and its ranks among pages.
+                voted = fuse(page_votes(rankings, groups))
+                found.update({lead: (s, ranks) for lead, s, ranks in voted})
+                further = dict(groups)
+                groups = [(lead, further[lead]) for lead, _, _ in voted]
         else:
             groups = [(chunk_id, []) for chunk_id, _, _ in fused]
         # Text and metadata only for the hits returned or reranked (a page's: all of them).

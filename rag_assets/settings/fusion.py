@@ -91,3 +91,12 @@ class FusionSettings(EnvSettings):
             "of its own (the retrieval tools always ask for chunks)"
         ),
     )
+    page_votes: bool = Field(
+        False,
+        description=(
+            "with a page's hits grouped, each retriever votes for pages (a page ranks where its "
+            "best hit ranks in that retriever's list) and the votes are fused, so a page whose "
+            "table BM25 finds and whose prose the model finds gains; helps filings' statement "
+            "pages, costs small specifications' register pages (bench/README)"
+        ),
+    )

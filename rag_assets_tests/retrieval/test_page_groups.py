@@ -15,7 +15,7 @@ from rag_assets.index.store import MilvusIndex
 from rag_assets.retrieval.evaluation.comparison import compare_templates, index_chunks, run_specs
 from rag_assets.retrieval.evaluation.metrics import score_ranking
 from rag_assets.retrieval.evaluation.sets import EvalQuestion, Target
-from rag_assets.retrieval.pages import page_groups, page_key
+from rag_assets.retrieval.pages import page_groups, page_key, page_votes
 from rag_assets.retrieval.search import Retriever
 from rag_assets.settings import Settings
 from rag_assets.settings.fusion import FusionSettings
@@ -42,6 +42,12 @@ def test_a_chunks_page_is_its_first_page() -> None:
     assert page_key({"doc_id": "doc", "page_start": 3}) == ("doc", 3)
     assert page_key({"doc_id": "doc", "page_start": NO_PAGE}) is None
     assert page_key({"doc_id": "doc", "page_start": None}) is None
+
+
+def test_page_votes_rank_each_page_where_its_first_hit_ranks() -> None:
+    groups = [("a", ["b", "d"]), ("c", []), ("e", [])]
+    rankings = {"bm25": ["b", "a", "c", "d", "x"], "dense": ["e", "d", "c"]}
+    assert page_votes(rankings, groups) == {"bm25": ["a", "c"], "dense": ["e", "a", "c"]}
 
 
 # --- the search ----------------------------------------------------------------------------
@@ -186,3 +192,22 @@ def test_the_cli_shows_a_pages_further_hits_under_it(
     assert "[2] host.pdf, p. 2" in flat
     answer = json.loads(query_cli(settings.data_dir, "--json", QUESTION))
     assert len(answer["hits"][0]["same_page"]) == 4
+
+
+@pytest.mark.slow
+def test_with_page_votes_each_retriever_ranks_pages(retriever: Retriever) -> None:
+    voting = Retriever(
+        retriever.index,
+        retriever.collection,
+        retriever.embedder,
+        fusion=FusionSettings(page_votes=True),
+    )
+    hits = voting.search(QUESTION, top_k=len(CHUNKS)).hits
+    assert sum(1 + len(h.same_page) for h in hits) == len(CHUNKS)
+    assert hits[0].page_start == 2 and len(hits[0].same_page) == 4
+    # A lead's ranks are its page's among pages: the register page's five chunks count once.
+    for name in ("bm25", "dense"):
+        ranks = sorted(h.found_by[name] for h in hits if name in h.found_by)
+        assert ranks == list(range(1, len(ranks) + 1)), name
+    scores = [h.score for h in hits]
+    assert scores == sorted(scores, reverse=True)
