@@ -65,6 +65,8 @@ def cmd_query(args: argparse.Namespace) -> int:
         )
     if result.pages_grouped:
         print("# a result a page, its further hits below it (--chunks: a result a chunk)")
+    if result.page_votes:
+        print("# pages ranked by each retriever's votes for pages (RAG_ASSETS_FUSION_PAGE_VOTES)")
     for rank, hit in enumerate(result.hits, 1):
         rerank = f" rerank={hit.rerank_score:.3f}" if hit.rerank_score is not None else ""
         print(f"[{rank}] {citation(hit)}  score={hit.score:.3f}{rerank}  found by {_ranks(hit)}")

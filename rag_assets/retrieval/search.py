@@ -146,6 +146,8 @@ class SearchResult(BaseModel):
     statements: list[str] = []
     # Whether a hit is a page (its further hits in `same_page`) rather than one chunk.
     pages_grouped: bool = False
+    # Whether the pages were ranked by the retrievers' votes for pages (fusion page_votes).
+    page_votes: bool = False
 
 
 class QueryEmbedder(Protocol):
@@ -293,6 +295,7 @@ class Retriever:
             documents=named,
             statements=asked,
             pages_grouped=grouped,
+            page_votes=grouped and self.fusion.page_votes,
         )
 
     def document_cards(self) -> list[DocumentCard]:

@@ -191,7 +191,23 @@ def test_the_cli_shows_a_pages_further_hits_under_it(
     assert "# a result a page" not in flat and "\n    + " not in flat
     assert "[2] host.pdf, p. 2" in flat
     answer = json.loads(query_cli(settings.data_dir, "--json", QUESTION))
-    assert len(answer["hits"][0]["same_page"]) == 4
+    assert len(answer["hits"][0]["same_page"]) == 4 and not answer["page_votes"]
+    assert "votes" not in out
+
+
+@pytest.mark.slow
+def test_the_cli_says_when_pages_are_ranked_by_votes(
+    retriever: Retriever,
+    settings: Settings,
+    query_cli: Callable[..., str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("RAG_ASSETS_FUSION_PAGE_VOTES", "true")
+    out = query_cli(settings.data_dir, "--top-k", "2", QUESTION)
+    assert "# pages ranked by each retriever's votes for pages" in out
+    assert json.loads(query_cli(settings.data_dir, "--json", QUESTION))["page_votes"]
+    # A hit per chunk has no pages to vote for.
+    assert "votes" not in query_cli(settings.data_dir, "--chunks", QUESTION)
 
 
 @pytest.mark.slow
