@@ -23,6 +23,7 @@ from rag_assets.settings.fusion import FusionSettings
 from rag_assets.templates.statements import FINANCIAL_STATEMENT
 from rag_assets.templates.tokens import ApproxTokenCounter
 from rag_assets_tests.support.builders import doc_from_pages
+from rag_assets_tests.support.retrievers import with_fusion
 
 pytestmark = pytest.mark.slow
 
@@ -99,12 +100,7 @@ def test_a_filter_the_caller_gives_bounds_the_inference(retriever: Retriever) ->
 
 
 def test_a_document_weight_of_zero_turns_the_inference_off(retriever: Retriever) -> None:
-    off = Retriever(
-        retriever.index,
-        retriever.collection,
-        retriever.embedder,
-        fusion=FusionSettings(document_weight=0),
-    )
+    off = with_fusion(retriever, document_weight=0)
     assert off.search(QUESTION, top_k=2).documents is None
 
 

@@ -21,6 +21,7 @@ from rag_assets.settings import Settings
 from rag_assets.settings.fusion import FusionSettings
 from rag_assets.templates.tokens import TokenizerCounter
 from rag_assets_tests.support.builders import doc_from_pages
+from rag_assets_tests.support.retrievers import with_fusion
 
 
 def test_a_page_ranks_where_its_best_hit_ranks_and_keeps_the_rest_in_order() -> None:
@@ -122,12 +123,7 @@ def test_a_pages_hits_are_one_result_and_the_next_page_moves_up(retriever: Retri
 
 @pytest.mark.slow
 def test_grouping_follows_the_settings_unless_the_caller_says(retriever: Retriever) -> None:
-    off = Retriever(
-        retriever.index,
-        retriever.collection,
-        retriever.embedder,
-        fusion=FusionSettings(group_pages=False),
-    )
+    off = with_fusion(retriever, group_pages=False)
     assert [h.page_start for h in off.search(QUESTION, top_k=3).hits] == [2, 2, 2]
     assert not any(h.same_page for h in off.search(QUESTION, top_k=3).hits)
     assert off.search(QUESTION, top_k=3, group_pages=True).pages_grouped
@@ -212,12 +208,7 @@ def test_the_cli_says_when_pages_are_ranked_by_votes(
 
 @pytest.mark.slow
 def test_with_page_votes_each_retriever_ranks_pages(retriever: Retriever) -> None:
-    voting = Retriever(
-        retriever.index,
-        retriever.collection,
-        retriever.embedder,
-        fusion=FusionSettings(page_votes=True),
-    )
+    voting = with_fusion(retriever, page_votes=True)
     hits = voting.search(QUESTION, top_k=len(CHUNKS)).hits
     assert sum(1 + len(h.same_page) for h in hits) == len(CHUNKS)
     assert hits[0].page_start == 2 and len(hits[0].same_page) == 4

@@ -28,6 +28,7 @@ from rag_assets.retrieval.search import (
 from rag_assets.settings import Settings
 from rag_assets.settings.fusion import FusionSettings
 from rag_assets_tests.support.rerank_stub import Behaviour, serve_rerank_stub
+from rag_assets_tests.support.retrievers import with_fusion
 
 pytestmark = pytest.mark.slow
 
@@ -152,12 +153,7 @@ def test_weights_follow_the_model_languages(retriever: Retriever, settings: Sett
     assert any("dense" in h.found_by for h in result.hits)
 
     # Down-weighted rather than dropped, by setting.
-    damped = Retriever(
-        retriever.index,
-        retriever.collection,
-        retriever.embedder,
-        fusion=FusionSettings(foreign_model_weight=0.1),
-    )
+    damped = with_fusion(retriever, foreign_model_weight=0.1)
     assert damped.search("人工智能").weights == {"dense": 0.1, "bm25": 1.0}
 
 
@@ -192,12 +188,7 @@ def test_a_named_identifier_ranks_its_holders_in_bm25s_order(retriever: Retrieve
     ]
     # Without a digit in the question, or at weight 0, there is no such ranking.
     assert "identifiers" not in retriever.search("Host Control Register offset").weights
-    off = Retriever(
-        retriever.index,
-        retriever.collection,
-        retriever.embedder,
-        fusion=FusionSettings(identifier_weight=0.0),
-    )
+    off = with_fusion(retriever, identifier_weight=0.0)
     assert all("identifiers" not in h.found_by for h in off.search(query, top_k=20).hits)
 
 
@@ -270,12 +261,7 @@ def test_each_filter_returns_exactly_the_matching_chunks(
 
 def test_a_filter_applies_to_bm25_as_well(retriever: Retriever) -> None:
     # (BM25 alone: dense, which fills after BM25 for a Chinese query, is off here.)
-    bm25 = Retriever(
-        retriever.index,
-        retriever.collection,
-        retriever.embedder,
-        fusion=FusionSettings(foreign_model_fill=False),
-    )
+    bm25 = with_fusion(retriever, foreign_model_fill=False)
     only_spec = SearchFilters(doc_ids=["specs/host.pdf"])
     assert bm25.search("人工智能", filters=only_spec).hits == []
     hits = bm25.search("人工智能", filters=SearchFilters(page_from=5, page_to=5)).hits
@@ -290,18 +276,8 @@ def test_backwards_pages_are_refused() -> None:
 def test_glossary_entries_lead_only_for_what_a_term_means(retriever: Retriever) -> None:
     glossary = BY_TEXT[GLOSSARY].chunk_id
     question = "How long is the card detect input debounced?"
-    as_is = Retriever(
-        retriever.index,
-        retriever.collection,
-        retriever.embedder,
-        fusion=FusionSettings(glossary_weight=1.0),
-    )
-    silenced = Retriever(
-        retriever.index,
-        retriever.collection,
-        retriever.embedder,
-        fusion=FusionSettings(glossary_weight=0.0),
-    )
+    as_is = with_fusion(retriever, glossary_weight=1.0)
+    silenced = with_fusion(retriever, glossary_weight=0.0)
     unweighted = {h.chunk_id: h.score for h in as_is.search(question, top_k=10).hits}
     assert unweighted[glossary] > 0.5  # the entry names the term: a strong candidate
     hits = silenced.search(question, top_k=len(CHUNKS)).hits
