@@ -63,7 +63,13 @@ _METRICS: tuple[tuple[re.Pattern[str], tuple[str, ...], str], ...] = tuple(
             "long-term debt total equity",
         ),
         (
-            r"\bcapital[-\s]+intensive\b|\bcapex\b|\bcapital\s+expenditures?\b",
+            # The capital intensity ratio: total assets over revenue.
+            r"\bcapital[-\s]+intensi(?:ve|ty)\b",
+            (BALANCE_SHEET, INCOME_STATEMENT),
+            "total assets revenue",
+        ),
+        (
+            r"\bcapex\b|\bcapital\s+expenditures?\b",
             (CASH_FLOW_STATEMENT,),
             "capital expenditures purchases of property plant and equipment",
         ),

@@ -14,7 +14,9 @@ from rag_assets.retrieval.statements import statement_terms, statements_asked
     [
         ("Does Verizon have a healthy quick ratio for FY 2022?", "balance sheet"),
         ("Does Corning have positive working capital?", "balance sheet"),
-        ("Is CVS Health a capital-intensive business?", "cash flow statement"),
+        # The capital intensity ratio is total assets over revenue; capex is a cash outflow.
+        ("Is CVS Health a capital-intensive business?", "balance sheet"),
+        ("What is the FY2018 capital expenditure amount for 3M?", "cash flow statement"),
         ("What is the FY2020 free cash flow (FCF) for General Mills?", "cash flow statement"),
         ("Does Adobe have an improving operating margin profile?", "income statement"),
         ("What drove gross margin change for 3M?", "income statement"),
@@ -50,6 +52,7 @@ def test_a_question_naming_no_metric_adds_nothing_and_alike_metrics_once() -> No
             "From the income statement, what is the inventory turnover?",
             ["income statement", "balance sheet"],
         ),
+        ("Is Verizon capital intensive?", ["balance sheet", "income statement"]),
         ("What are the geographies the company operates in?", []),
         ("What does the off-balance-sheet arrangement cover?", []),
         ("Which off-balance sheet arrangements does 3M have?", []),
