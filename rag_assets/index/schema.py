@@ -156,9 +156,10 @@ def check_made_for(name: str, uri: str, recorded: dict[str, str], wanted: dict[s
         )
 
 
-def checked_schema(client: Any, collection: str, uri: str) -> dict[str, str]:
-    """The collection's properties, once its schema version is known to be this code's."""
-    properties = _recorded_schema(client.describe_collection(collection))
+def checked_schema(description: dict[str, Any], collection: str, uri: str) -> dict[str, str]:
+    """The properties in the collection's description, once its schema version is known to be
+    this code's."""
+    properties = _recorded_schema(description)
     found = properties.get(SCHEMA_PROPERTY)
     if found != SCHEMA_VERSION:
         made_by = f"schema version {found}" if found else "an older schema (no version recorded)"

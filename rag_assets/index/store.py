@@ -139,9 +139,10 @@ class MilvusIndex:
         name = self.collection_name(model_name, dim)
         if not self._client.has_collection(name):
             return None
+        description = self._client.describe_collection(name)
         wanted = self._made_for(model_name, dim, has_sparse)
-        check_made_for(name, self.uri, checked_schema(self._client, name, self.uri), wanted)
-        self._ready(name)
+        check_made_for(name, self.uri, checked_schema(description, name, self.uri), wanted)
+        self._ready(name, description)
         return name
 
     def _made_for(self, model_name: str, dim: int, has_sparse: bool) -> dict[str, str]:
@@ -149,17 +150,22 @@ class MilvusIndex:
             model_name, dim, has_sparse, self.text_analyzer, self.bm25_k1, self.bm25_b
         )
 
-    def _ready(self, collection: str) -> bool:
-        """Load the collection once per client (a reopened Lite file starts released).
+    def _ready(self, collection: str, description: dict[str, Any] | None = None) -> bool:
+        """Load the collection once per client (a reopened Lite file starts released); its
+        `description`, when the caller has just read it, is not read again.
 
         Returns whether the collection has a learned sparse field.
         """
         if collection not in self._loaded:
-            if not self._client.has_collection(collection):
-                raise ConfigurationError(f"no collection {collection!r} at {redact_url(self.uri)}")
-            checked_schema(self._client, collection, self.uri)
-            fields = self._client.describe_collection(collection)["fields"]
+            if description is None:
+                if not self._client.has_collection(collection):
+                    raise ConfigurationError(
+                        f"no collection {collection!r} at {redact_url(self.uri)}"
+                    )
+                description = self._client.describe_collection(collection)
+            checked_schema(description, collection, self.uri)
             self._client.load_collection(collection)
+            fields = description["fields"]
             self._loaded[collection] = any(f["name"] == "sparse_learned" for f in fields)
         return self._loaded[collection]
 

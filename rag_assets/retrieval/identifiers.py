@@ -7,10 +7,11 @@ its colon (`15`, `:`, `8`), so `bits 8 and 15` matches it too. When a question h
 term (a word with a digit), the candidates the retrievers found are ranked once more: those
 holding the most of its identifiers as whole words first, in BM25's order, then in the other
 retrievers' order; an identifier most candidates hold (a year every chunk of a filing names)
-is left out, as it tells them apart no better than a stop word. That list is fused with the others (`RAG_ASSETS_FUSION_IDENTIFIER_WEIGHT`),
-so a chunk naming the identifier that BM25 ranks high gains on one that dense ranks high for
-the words around it ("What do bits 15:8 of the Host Control Register hold?": the register's
-`15:8` row over `1.3 Conventions`, which says what bits 15:8 mean in general).
+is left out, as it tells them apart no better than a stop word. That list is fused with the
+others (`RAG_ASSETS_FUSION_IDENTIFIER_WEIGHT`), so a chunk naming the identifier that BM25
+ranks high gains on one that dense ranks high for the words around it ("What do bits 15:8 of
+the Host Control Register hold?": the register's `15:8` row over `1.3 Conventions`, which
+says what bits 15:8 mean in general).
 """
 
 from __future__ import annotations

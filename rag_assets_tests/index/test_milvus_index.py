@@ -257,6 +257,29 @@ def test_reuse_for_another_model_is_refused(index: MilvusIndex, corpus: str) -> 
         index.ensure_collection("all-MiniLM-L6-v2", 384, True)
 
 
+def test_opening_a_collection_reads_its_description_once(
+    tmp_path: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    uri = str(tmp_path / "reopened.db")
+    spec = (embedder.name, embedder.dimension, embedder.has_sparse)
+    with MilvusIndex(uri) as index:
+        made = index.ensure_collection(*spec)
+    with MilvusIndex(uri) as index:
+        client = index._client
+        described: list[str] = []
+        describe = client.describe_collection
+
+        def counted(name: str) -> dict:
+            described.append(name)
+            return describe(name)
+
+        monkeypatch.setattr(client, "describe_collection", counted)
+        assert index.open_collection(*spec) == made
+        assert index.dense_search(made, [0.1] * embedder.dimension, top_k=1) == []
+        # The check on opening and the load share one read of the description.
+        assert described == [made]
+
+
 def test_an_old_schema_collection_is_reported_not_mixed(tmp_path: Path, embedder: Embedder) -> None:
     from pymilvus import MilvusClient
 
