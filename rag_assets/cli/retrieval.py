@@ -64,9 +64,15 @@ def cmd_query(args: argparse.Namespace) -> int:
             "alone too (--no-infer: flat search only)"
         )
     if result.pages_grouped:
-        print("# a result a page, its further hits below it (--chunks: a result a chunk)")
-    if result.page_votes:
-        print("# pages ranked by each retriever's votes for pages (RAG_ASSETS_FUSION_PAGE_VOTES)")
+        ranked = (
+            "by its best hit and the retrievers' votes for pages"
+            if result.page_votes
+            else "by its best hit (RAG_ASSETS_FUSION_PAGE_VOTES=false)"
+        )
+        print(
+            f"# a result a page, ranked {ranked}; its further hits below it "
+            "(--chunks: a result a chunk)"
+        )
     for rank, hit in enumerate(result.hits, 1):
         rerank = f" rerank={hit.rerank_score:.3f}" if hit.rerank_score is not None else ""
         print(f"[{rank}] {citation(hit)}  score={hit.score:.3f}{rerank}  found by {_ranks(hit)}")

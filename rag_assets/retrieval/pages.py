@@ -3,7 +3,14 @@
 A filing's evidence is a page (a statement, a note), which often yields several chunks (a
 statement's row groups, a table and the prose around it); ranked one a chunk, they fill the
 top k with one page's pieces. Grouped, the page ranks where its best hit ranks, its further
-hits ride along, and the next page moves up: no hit ranks lower than it did alone.
+hits ride along, and the next page moves up: by best hit, no hit ranks lower than it did alone.
+
+A page ranked by its best hit gains nothing from a second retriever finding another of its
+chunks (BM25 its table, the model its prose). With page votes, each retriever's list also
+becomes a list of pages, those are fused as the chunks' are, and the page order is that vote
+fused with the best-hit order at equal weight: a page both retrievers find rises, and a page
+one hit puts first keeps most of its place (the votes alone put fewer evidence pages first,
+bench/README). A page one hit leads can then rank below one that several find.
 """
 
 from __future__ import annotations
@@ -12,8 +19,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rag_assets.index.schema import NO_PAGE
+from rag_assets.retrieval.fusion import weighted_rrf
 
 PageKey = tuple[str, int]
+# The two page orders fused, as `found_by` names them.
+BEST_HIT = "best_hit"
+PAGE_VOTES = "page_votes"
 
 
 def page_key(fields: Mapping[str, Any]) -> PageKey | None:
@@ -50,3 +61,12 @@ def page_votes(
         name: list(dict.fromkeys(lead_of[c] for c in ids if c in lead_of))
         for name, ids in rankings.items()
     }
+
+
+def best_hit_and_votes(
+    groups: Sequence[tuple[str, list[str]]], voted: Sequence[str], rrf_k: int
+) -> list[tuple[str, float, dict[str, int]]]:
+    """The pages (named by their leads) ranked by the best-hit order (`groups`) and the voted
+    order fused at equal weight: (lead, score in [0, 1], each order's 1-based rank)."""
+    orders = {BEST_HIT: [lead for lead, _ in groups], PAGE_VOTES: list(voted)}
+    return weighted_rrf(orders, dict.fromkeys(orders, 1.0), rrf_k)

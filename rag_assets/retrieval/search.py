@@ -34,7 +34,7 @@ from rag_assets.retrieval.fusion import (
 )
 from rag_assets.retrieval.inputs import FilterValue, Page, SearchRequest, checked
 from rag_assets.retrieval.intent import asks_for_definition
-from rag_assets.retrieval.pages import page_groups, page_key, page_votes
+from rag_assets.retrieval.pages import best_hit_and_votes, page_groups, page_key, page_votes
 from rag_assets.retrieval.rerank import Reranker, RerankError, load_reranker, rerank
 from rag_assets.retrieval.statements import statement_terms, statements_asked
 from rag_assets.settings import Settings
@@ -146,7 +146,8 @@ class SearchResult(BaseModel):
     statements: list[str] = []
     # Whether a hit is a page (its further hits in `same_page`) rather than one chunk.
     pages_grouped: bool = False
-    # Whether the pages were ranked by the retrievers' votes for pages (fusion page_votes).
+    # Whether the pages were ranked by the retrievers' votes for pages beside their best hits
+    # (fusion page_votes).
     page_votes: bool = False
 
 
@@ -260,11 +261,12 @@ class Retriever:
             pages = {chunk_id: page_key(f) for chunk_id, f in fields.items()}
             groups = page_groups([chunk_id for chunk_id, _, _ in fused], pages)
             if self.fusion.page_votes:
-                # A page's lead shows the page's fused score and its ranks among pages.
-                voted = fuse(page_votes(rankings, groups))
-                found.update({lead: (s, ranks) for lead, s, ranks in voted})
+                # A page's lead keeps its own ranks and adds where each order ranks its page.
+                voted = [lead for lead, _, _ in fuse(page_votes(rankings, groups))]
+                ranked = best_hit_and_votes(groups, voted, self.fusion.rrf_k)
+                found.update({lead: (s, {**found[lead][1], **by}) for lead, s, by in ranked})
                 further = dict(groups)
-                groups = [(lead, further[lead]) for lead, _, _ in voted]
+                groups = [(lead, further[lead]) for lead, _, _ in ranked]
         else:
             groups = [(chunk_id, []) for chunk_id, _, _ in fused]
         # Text and metadata only for the hits returned or reranked (a page's: all of them).

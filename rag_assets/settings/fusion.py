@@ -92,11 +92,12 @@ class FusionSettings(EnvSettings):
         ),
     )
     page_votes: bool = Field(
-        False,
+        True,
         description=(
-            "with a page's hits grouped, each retriever votes for pages (a page ranks where its "
-            "best hit ranks in that retriever's list) and the votes are fused, so a page whose "
-            "table BM25 finds and whose prose the model finds gains; helps filings' statement "
-            "pages, costs small specifications' register pages (bench/README)"
+            "with a page's hits grouped, each retriever also votes for pages (a page ranks "
+            "where its best hit ranks in that retriever's list), the votes are fused, and the "
+            "pages are ranked by that vote and by their best hit at equal weight, so a page "
+            "whose table BM25 finds and whose prose the model finds gains; off, by best hit "
+            "alone (bench/README)"
         ),
     )

@@ -15,7 +15,14 @@ from rag_assets.index.store import MilvusIndex
 from rag_assets.retrieval.evaluation.comparison import compare_templates, index_chunks, run_specs
 from rag_assets.retrieval.evaluation.metrics import score_ranking
 from rag_assets.retrieval.evaluation.sets import EvalQuestion, Target
-from rag_assets.retrieval.pages import page_groups, page_key, page_votes
+from rag_assets.retrieval.pages import (
+    BEST_HIT,
+    PAGE_VOTES,
+    best_hit_and_votes,
+    page_groups,
+    page_key,
+    page_votes,
+)
 from rag_assets.retrieval.search import Retriever
 from rag_assets.settings import Settings
 from rag_assets.settings.fusion import FusionSettings
@@ -49,6 +56,19 @@ def test_page_votes_rank_each_page_where_its_first_hit_ranks() -> None:
     groups = [("a", ["b", "d"]), ("c", []), ("e", [])]
     rankings = {"bm25": ["b", "a", "c", "d", "x"], "dense": ["e", "d", "c"]}
     assert page_votes(rankings, groups) == {"bm25": ["a", "c"], "dense": ["e", "a", "c"]}
+
+
+def test_pages_rank_by_their_best_hit_and_their_votes_at_equal_weight() -> None:
+    groups = [("a", []), ("b", []), ("c", [])]
+    ranked = best_hit_and_votes(groups, ["b", "c", "a"], rrf_k=60)
+    # b: 2nd and 1st beats a: 1st and 3rd; c: 3rd and 2nd comes last.
+    assert [lead for lead, _, _ in ranked] == ["b", "a", "c"]
+    assert ranked[0][2] == {BEST_HIT: 2, PAGE_VOTES: 1}
+    assert ranked[1][2] == {BEST_HIT: 1, PAGE_VOTES: 3}
+    scores = [score for _, score, _ in ranked]
+    assert scores == sorted(scores, reverse=True) and all(0 < s < 1 for s in scores)
+    # First in both orders scores 1.
+    assert best_hit_and_votes(groups, ["a", "b", "c"], rrf_k=60)[0][:2] == ("a", 1.0)
 
 
 # --- the search ----------------------------------------------------------------------------
@@ -109,9 +129,11 @@ def test_a_pages_hits_are_one_result_and_the_next_page_moves_up(retriever: Retri
     assert len(register.same_page) == 4  # the page's other chunks, none lost
     scores = [h.score for h in register.same_page]
     assert scores == sorted(scores, reverse=True) and max(scores) <= register.score
-    # No chunk ranks lower grouped than alone.
-    alone = retriever.search(QUESTION, top_k=len(CHUNKS), group_pages=False).hits
-    grouped = retriever.search(QUESTION, top_k=len(CHUNKS)).hits
+    # Ranked by best hit alone, no chunk ranks lower grouped than alone (page votes may put a
+    # page that one hit leads below one that several retrievers find).
+    by_best_hit = with_fusion(retriever, page_votes=False)
+    alone = by_best_hit.search(QUESTION, top_k=len(CHUNKS), group_pages=False).hits
+    grouped = by_best_hit.search(QUESTION, top_k=len(CHUNKS)).hits
     rank_alone = {h.chunk_id: rank for rank, h in enumerate(alone)}
     for rank, hit in enumerate(grouped):
         for member in (hit, *hit.same_page):
@@ -179,7 +201,10 @@ def test_the_cli_shows_a_pages_further_hits_under_it(
     retriever: Retriever, settings: Settings, query_cli: Callable[..., str]
 ) -> None:
     out = query_cli(settings.data_dir, "--top-k", "2", QUESTION)
-    assert "# a result a page, its further hits below it (--chunks: a result a chunk)" in out
+    assert (
+        "# a result a page, ranked by its best hit and the retrievers' votes for pages; its "
+        "further hits below it (--chunks: a result a chunk)"
+    ) in out
     # Three of the page's four further hits, and how many more (--json lists them all).
     assert out.count("\n    + /2 Registers/") == 3 and "\n    + 1 more on this page" in out
     assert "[2] host.pdf, p. 2" not in out
@@ -187,34 +212,37 @@ def test_the_cli_shows_a_pages_further_hits_under_it(
     assert "# a result a page" not in flat and "\n    + " not in flat
     assert "[2] host.pdf, p. 2" in flat
     answer = json.loads(query_cli(settings.data_dir, "--json", QUESTION))
-    assert len(answer["hits"][0]["same_page"]) == 4 and not answer["page_votes"]
-    assert "votes" not in out
+    assert len(answer["hits"][0]["same_page"]) == 4 and answer["page_votes"]
 
 
 @pytest.mark.slow
-def test_the_cli_says_when_pages_are_ranked_by_votes(
+def test_the_cli_says_how_pages_are_ranked(
     retriever: Retriever,
     settings: Settings,
     query_cli: Callable[..., str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("RAG_ASSETS_FUSION_PAGE_VOTES", "true")
+    monkeypatch.setenv("RAG_ASSETS_FUSION_PAGE_VOTES", "false")
     out = query_cli(settings.data_dir, "--top-k", "2", QUESTION)
-    assert "# pages ranked by each retriever's votes for pages" in out
-    assert json.loads(query_cli(settings.data_dir, "--json", QUESTION))["page_votes"]
-    # A hit per chunk has no pages to vote for.
-    assert "votes" not in query_cli(settings.data_dir, "--chunks", QUESTION)
+    assert "# a result a page, ranked by its best hit (RAG_ASSETS_FUSION_PAGE_VOTES=false)" in out
+    assert not json.loads(query_cli(settings.data_dir, "--json", QUESTION))["page_votes"]
+    monkeypatch.delenv("RAG_ASSETS_FUSION_PAGE_VOTES")
+    # A hit per chunk has no pages to rank.
+    assert "ranked by" not in query_cli(settings.data_dir, "--chunks", QUESTION)
 
 
 @pytest.mark.slow
-def test_with_page_votes_each_retriever_ranks_pages(retriever: Retriever) -> None:
-    voting = with_fusion(retriever, page_votes=True)
-    hits = voting.search(QUESTION, top_k=len(CHUNKS)).hits
+def test_with_page_votes_pages_rank_by_best_hit_and_votes(retriever: Retriever) -> None:
+    hits = retriever.search(QUESTION, top_k=len(CHUNKS)).hits
     assert sum(1 + len(h.same_page) for h in hits) == len(CHUNKS)
     assert hits[0].page_start == 2 and len(hits[0].same_page) == 4
-    # A lead's ranks are its page's among pages: the register page's five chunks count once.
-    for name in ("bm25", "dense"):
-        ranks = sorted(h.found_by[name] for h in hits if name in h.found_by)
-        assert ranks == list(range(1, len(ranks) + 1)), name
+    # A lead shows its own ranks and where each order ranks its page among pages.
+    for name in (BEST_HIT, PAGE_VOTES):
+        assert sorted(h.found_by[name] for h in hits) == list(range(1, len(hits) + 1)), name
     scores = [h.score for h in hits]
     assert scores == sorted(scores, reverse=True)
+    by_best_hit = with_fusion(retriever, page_votes=False).search(QUESTION, top_k=len(CHUNKS))
+    assert not by_best_hit.page_votes
+    assert not any(BEST_HIT in h.found_by or PAGE_VOTES in h.found_by for h in by_best_hit.hits)
+    best_hit_order = sorted(hits, key=lambda h: h.found_by[BEST_HIT])
+    assert [h.chunk_id for h in by_best_hit.hits] == [h.chunk_id for h in best_hit_order]
