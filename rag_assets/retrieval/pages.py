@@ -22,9 +22,6 @@ from rag_assets.index.schema import NO_PAGE
 from rag_assets.retrieval.fusion import weighted_rrf
 
 PageKey = tuple[str, int]
-# The two page orders fused, as `found_by` names them.
-BEST_HIT = "best_hit"
-PAGE_VOTES = "page_votes"
 
 
 def page_key(fields: Mapping[str, Any]) -> PageKey | None:
@@ -64,9 +61,15 @@ def page_votes(
 
 
 def best_hit_and_votes(
-    groups: Sequence[tuple[str, list[str]]], voted: Sequence[str], rrf_k: int
-) -> list[tuple[str, float, dict[str, int]]]:
-    """The pages (named by their leads) ranked by the best-hit order (`groups`) and the voted
-    order fused at equal weight: (lead, score in [0, 1], each order's 1-based rank)."""
-    orders = {BEST_HIT: [lead for lead, _ in groups], PAGE_VOTES: list(voted)}
-    return weighted_rrf(orders, dict.fromkeys(orders, 1.0), rrf_k)
+    groups: Sequence[tuple[str, list[str]]],
+    best_hit: Mapping[str, float],
+    voted: Sequence[str],
+    rrf_k: int,
+) -> list[tuple[str, float]]:
+    """The pages (named by their leads), best first, by the best-hit order (`groups`) and the
+    voted order fused at equal weight: (lead, score in [0, 1]). A page whose best hit scores 0
+    (found only by a retriever without weight, or weighed to nothing) keeps 0: both orders
+    put it last, and so does their fusion."""
+    orders = {"best_hit": [lead for lead, _ in groups], "page_votes": list(voted)}
+    fused = weighted_rrf(orders, dict.fromkeys(orders, 1.0), rrf_k)
+    return [(lead, score if best_hit[lead] > 0 else 0.0) for lead, score, _ in fused]

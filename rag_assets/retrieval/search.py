@@ -261,12 +261,13 @@ class Retriever:
             pages = {chunk_id: page_key(f) for chunk_id, f in fields.items()}
             groups = page_groups([chunk_id for chunk_id, _, _ in fused], pages)
             if self.fusion.page_votes:
-                # A page's lead keeps its own ranks and adds where each order ranks its page.
+                # A page's lead shows the page's score and keeps its own ranks.
                 voted = [lead for lead, _, _ in fuse(page_votes(rankings, groups))]
-                ranked = best_hit_and_votes(groups, voted, self.fusion.rrf_k)
-                found.update({lead: (s, {**found[lead][1], **by}) for lead, s, by in ranked})
+                best_hit = {lead: found[lead][0] for lead, _ in groups}
+                ranked = best_hit_and_votes(groups, best_hit, voted, self.fusion.rrf_k)
+                found.update({lead: (s, found[lead][1]) for lead, s in ranked})
                 further = dict(groups)
-                groups = [(lead, further[lead]) for lead, _, _ in ranked]
+                groups = [(lead, further[lead]) for lead, _ in ranked]
         else:
             groups = [(chunk_id, []) for chunk_id, _, _ in fused]
         # Text and metadata only for the hits returned or reranked (a page's: all of them).
