@@ -21,9 +21,21 @@ from dagster import (
 from pydantic import BaseModel
 from upath import UPath
 
+from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.defs.recovery import tag_run_with_process
+from rag_assets.index.rows import IndexReport
+from rag_assets.parsers.base import ParsedDocument
 from rag_assets.sources.keys import check_partition_key
+from rag_assets.sources.raw import RawDocument
 from rag_assets.storage import read_parquet
+
+# The record each JSON-stored asset holds.
+RECORDS: dict[str, type[BaseModel]] = {
+    "raw_documents": RawDocument,
+    "parsed_documents": ParsedDocument,
+    "normalized_documents": StandardizedDocument,
+    "vector_index": IndexReport,
+}
 
 
 class _PartitionSafe(UPathIOManager):
@@ -56,7 +68,8 @@ class PydanticJsonIOManager(_PartitionSafe):
 
     def load_from_path(self, context: InputContext, path: UPath) -> Any:
         data = json.loads(path.read_text(encoding="utf-8"))
-        model = context.dagster_type.typing_type
+        # By the asset it was stored for: a batch's inputs are untyped {partition key: record}.
+        model = RECORDS.get(context.asset_key.to_user_string(), context.dagster_type.typing_type)
         if isinstance(model, type) and issubclass(model, BaseModel):
             return model.model_validate(data)
         return data

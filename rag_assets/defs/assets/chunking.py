@@ -5,16 +5,17 @@ from collections import Counter
 from pathlib import Path
 
 import pyarrow as pa
-from dagster import AssetCheckSeverity, AssetExecutionContext, Failure, MetadataValue, Output, asset
+from dagster import AssetCheckSeverity, AssetExecutionContext, Failure, MetadataValue, asset
 
 from rag_assets.chunking import check_chunks, chunk_document
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.contracts.tabular import from_arrow, to_arrow, to_records
-from rag_assets.defs.checks import CHUNK_CHECKS, COVERAGE_CHECKS, result, specs
+from rag_assets.defs.batch import CheckFound, DocumentStep, per_document
+from rag_assets.defs.checks import CHUNK_CHECKS, COVERAGE_CHECKS, specs
 from rag_assets.defs.incremental import arrow_version
 from rag_assets.defs.metadata import chunk_preview, degraded_metadata, inert_markdown, seconds
-from rag_assets.defs.partitions import documents_partitions
+from rag_assets.defs.partitions import document_batches, documents_partitions
 from rag_assets.defs.resources import (
     CollectionsResource,
     EmbeddingResource,
@@ -34,6 +35,7 @@ TABLES_VERSION = "2"  # vision path
 
 @asset(
     partitions_def=documents_partitions,
+    backfill_policy=document_batches,
     io_manager_key="parquet_io_manager",
     group_name="chunks",
     code_version=TABLES_VERSION,
@@ -45,9 +47,23 @@ TABLES_VERSION = "2"  # vision path
 def table_markdown(
     context: AssetExecutionContext,
     llm: LLMResource,
+    raw_documents,  # one document's, or a batch's {partition key: ...}
+    normalized_documents,
+):
+    yield from per_document(
+        context,
+        lambda _, own: _tables(context, llm, **own),
+        raw_documents=raw_documents,
+        normalized_documents=normalized_documents,
+    )
+
+
+def _tables(
+    context: AssetExecutionContext,
+    llm: LLMResource,
     raw_documents: RawDocument,
     normalized_documents: StandardizedDocument,
-) -> Output[pa.Table]:
+) -> DocumentStep:
     doc = normalized_documents
     started = time.perf_counter()
     outcome = vision_markdown(
@@ -69,7 +85,7 @@ def table_markdown(
     for note in outcome.degraded:
         context.log.warning(f"{doc.source_path}: {note}")
     table = to_arrow(rows, TableMarkdown)
-    return Output(
+    return DocumentStep(
         table,
         data_version=arrow_version(table),
         metadata={
@@ -90,6 +106,7 @@ def table_markdown(
 
 @asset(
     partitions_def=documents_partitions,
+    backfill_policy=document_batches,
     io_manager_key="parquet_io_manager",
     group_name="chunks",
     code_version=templates_version(),
@@ -107,9 +124,25 @@ def document_chunks(
     collections: CollectionsResource,
     embedding: EmbeddingResource,
     llm: LLMResource,
+    normalized_documents,  # one document's, or a batch's {partition key: ...}
+    table_markdown,
+):
+    yield from per_document(
+        context,
+        lambda _, own: _chunk(context, collections, embedding, llm, **own),
+        normalized_documents=normalized_documents,
+        table_markdown=table_markdown,
+    )
+
+
+def _chunk(
+    context: AssetExecutionContext,
+    collections: CollectionsResource,
+    embedding: EmbeddingResource,
+    llm: LLMResource,
     normalized_documents: StandardizedDocument,
     table_markdown: pa.Table,
-):
+) -> DocumentStep:
     started = time.perf_counter()
     plan = collections.plan(normalized_documents.source_path)
     client = llm.client()
@@ -144,7 +177,7 @@ def document_chunks(
     degraded = chunked.degraded
     for note in degraded:
         context.log.warning(f"{doc.source_path}: {note}")
-    yield Output(
+    return DocumentStep(
         table,
         data_version=arrow_version(table),
         metadata={
@@ -169,7 +202,12 @@ def document_chunks(
                 else {}
             ),
         },
+        checks=[
+            CheckFound(
+                check.name,
+                check.outcome,
+                AssetCheckSeverity.ERROR if check.blocking else AssetCheckSeverity.WARN,
+            )
+            for check in check_chunks(records, chunked, collections.coverage_floor)
+        ],
     )
-    for check in check_chunks(records, chunked, collections.coverage_floor):
-        severity = AssetCheckSeverity.ERROR if check.blocking else AssetCheckSeverity.WARN
-        yield result(check.name, check.outcome, severity)

@@ -3,12 +3,13 @@
 import time
 from pathlib import Path
 
-from dagster import AssetExecutionContext, Failure, MetadataValue, Output, asset
+from dagster import AssetExecutionContext, Failure, MetadataValue, asset
 
-from rag_assets.contracts.ir import FURNITURE_TYPES, StandardizedDocument
+from rag_assets.contracts.ir import FURNITURE_TYPES
+from rag_assets.defs.batch import DocumentStep, per_document
 from rag_assets.defs.incremental import content_version
 from rag_assets.defs.metadata import degraded_metadata, inert_markdown, profile_metadata, seconds
-from rag_assets.defs.partitions import documents_partitions
+from rag_assets.defs.partitions import document_batches, documents_partitions
 from rag_assets.defs.resources import (
     CollectionsResource,
     InboxResource,
@@ -44,6 +45,7 @@ def _document_failure(context: AssetExecutionContext, error: Exception) -> Failu
 
 @asset(
     partitions_def=documents_partitions,
+    backfill_policy=document_batches,
     io_manager_key="json_io_manager",
     group_name="documents",
     code_version=SOURCES_VERSION,
@@ -51,9 +53,13 @@ def _document_failure(context: AssetExecutionContext, error: Exception) -> Failu
     kinds={"file"},
     description="The file as it landed in the inbox: a fixed copy, its hash, size, type and page count.",
 )
-def raw_documents(context: AssetExecutionContext, inbox: InboxResource) -> Output[RawDocument]:
+def raw_documents(context: AssetExecutionContext, inbox: InboxResource):
+    yield from per_document(context, lambda key, _: _land(context, inbox, key))
+
+
+def _land(context: AssetExecutionContext, inbox: InboxResource, key: str) -> DocumentStep:
     try:
-        key = check_partition_key(context.partition_key)
+        key = check_partition_key(key)
     except InvalidPartitionKey as error:
         raise _document_failure(context, error) from error
     found = find_in_inbox(inbox.inbox, key, inbox.follow_symlinks)
@@ -68,7 +74,7 @@ def raw_documents(context: AssetExecutionContext, inbox: InboxResource) -> Outpu
         )
     except DocumentError as error:
         raise _document_failure(context, error) from error
-    return Output(
+    return DocumentStep(
         record,
         data_version=content_version(record.model_dump_json()),
         metadata={
@@ -83,6 +89,7 @@ def raw_documents(context: AssetExecutionContext, inbox: InboxResource) -> Outpu
 
 @asset(
     partitions_def=documents_partitions,
+    backfill_policy=document_batches,
     io_manager_key="json_io_manager",
     group_name="documents",
     code_version=PARSE_VERSION,
@@ -94,8 +101,21 @@ def parsed_documents(
     context: AssetExecutionContext,
     parser: ParserResource,
     collections: CollectionsResource,
+    raw_documents,  # a RawDocument, or a batch's {partition key: RawDocument}
+):
+    yield from per_document(
+        context,
+        lambda _, own: _parse(context, parser, collections, **own),
+        raw_documents=raw_documents,
+    )
+
+
+def _parse(
+    context: AssetExecutionContext,
+    parser: ParserResource,
+    collections: CollectionsResource,
     raw_documents: RawDocument,
-) -> Output[ParsedDocument]:
+) -> DocumentStep:
     started = time.perf_counter()
     plan = collections.plan(raw_documents.source_path)
     total = raw_documents.page_count
@@ -125,7 +145,7 @@ def parsed_documents(
         context.log.info(f"{raw_documents.source_path}: {note}")
     for loss in parsed.losses:
         context.log.warning(f"{raw_documents.source_path}: degraded: {loss}")
-    return Output(
+    return DocumentStep(
         parsed,
         data_version=content_version(parsed.model_dump_json()),
         metadata={
@@ -153,6 +173,7 @@ def _ocr_metadata(parsed: ParsedDocument) -> dict:
 
 @asset(
     partitions_def=documents_partitions,
+    backfill_policy=document_batches,
     io_manager_key="json_io_manager",
     group_name="documents",
     code_version=NORMALIZE_VERSION,
@@ -165,9 +186,25 @@ def normalized_documents(
     inbox: InboxResource,
     parser: ParserResource,
     llm: LLMResource,
+    raw_documents,  # one document's, or a batch's {partition key: ...}
+    parsed_documents,
+):
+    yield from per_document(
+        context,
+        lambda _, own: _normalize(context, inbox, parser, llm, **own),
+        raw_documents=raw_documents,
+        parsed_documents=parsed_documents,
+    )
+
+
+def _normalize(
+    context: AssetExecutionContext,
+    inbox: InboxResource,
+    parser: ParserResource,
+    llm: LLMResource,
     raw_documents: RawDocument,
     parsed_documents: ParsedDocument,
-) -> Output[StandardizedDocument]:
+) -> DocumentStep:
     started = time.perf_counter()
     try:
         doc = to_ir(
@@ -199,7 +236,7 @@ def normalized_documents(
     degraded = doc.metadata.get("degraded", [])
     for note in degraded:
         context.log.warning(f"{raw_documents.source_path}: {note}")
-    return Output(
+    return DocumentStep(
         doc,
         metadata={
             **degraded_metadata(degraded),

@@ -1,0 +1,150 @@
+"""One step body for one document or a batch of them.
+
+A run carries one document (its partition key) or a batch (a range of partition keys): every
+per-document asset runs the same per-document function either way. In a batch, the step's
+inputs arrive as {partition key: value} and its output leaves the same way; each document's
+materialization gets its own metadata and each its own check results, so a partition stays a
+document in the UI whichever run made it.
+
+A document failing in a batch fails the step, naming every failed document and why
+(`failed_documents` in the failure's metadata) after the others were tried, so the runner can
+run those alone (where each fails on its own partition, with its own reason) and the rest
+again as a batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from dagster import (
+    AssetCheckEvaluation,
+    AssetCheckKey,
+    AssetCheckSeverity,
+    AssetExecutionContext,
+    DataVersion,
+    Failure,
+    MetadataValue,
+    Output,
+)
+
+from rag_assets.quality.outcome import CheckOutcome
+
+# The failure metadata naming each failed document of a batch and its one-line reason.
+FAILED_DOCUMENTS = "failed_documents"
+ERROR = AssetCheckSeverity.ERROR
+
+
+@dataclass
+class CheckFound:
+    name: str
+    outcome: CheckOutcome
+    severity: AssetCheckSeverity = ERROR
+
+
+@dataclass
+class DocumentStep:
+    """What a step made of one document: the value stored for its partition, the metadata its
+    materialization shows, its data version (None: Dagster's own) and its check results."""
+
+    value: Any
+    metadata: Mapping[str, Any]
+    data_version: DataVersion | None = None
+    checks: list[CheckFound] = field(default_factory=list)
+
+
+def documents(context: AssetExecutionContext) -> list[str]:
+    """The run's documents: one partition key, or a batch's range in partition order."""
+    return list(context.partition_keys)
+
+
+def split_inputs(keys: list[str], inputs: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each document's own inputs: a batch's inputs are {partition key: value}."""
+    if len(keys) == 1:
+        return {keys[0]: dict(inputs)}
+    return {key: {name: value[key] for name, value in inputs.items()} for key in keys}
+
+
+def failure_reason(error: Exception) -> str:
+    if isinstance(error, Failure):
+        return error.description or type(error).__name__
+    return f"{type(error).__name__}: {error}"
+
+
+def per_document(
+    context: AssetExecutionContext,
+    body: Callable[[str, dict[str, Any]], DocumentStep],
+    **inputs: Any,
+) -> Iterator[Any]:
+    """Run `body(partition key, its inputs)` for each document of the run and emit the step's
+    events; see `emit`."""
+    keys = documents(context)
+    if len(keys) == 1:  # one document: its failure is the step's, as raised
+        yield from emit(context, {keys[0]: body(keys[0], split_inputs(keys, inputs)[keys[0]])})
+        return
+    made: dict[str, DocumentStep] = {}
+    failed: dict[str, str] = {}
+    for key, own in split_inputs(keys, inputs).items():
+        try:
+            made[key] = body(key, own)
+        except Exception as error:  # one document's failure must not hide the others'
+            failed[key] = failure_reason(error)
+            context.log.error(f"{key}: {failed[key]}")
+    if failed:
+        raise batch_failure(failed, len(keys))
+    yield from emit(context, made)
+
+
+def batch_failure(failed: Mapping[str, str], size: int) -> Failure:
+    listed = "; ".join(f"{key}: {reason}" for key, reason in failed.items())
+    return Failure(
+        description=f"{len(failed)} of {size} documents failed: {listed}",
+        metadata={FAILED_DOCUMENTS: MetadataValue.json(dict(failed))},
+        allow_retries=False,
+    )
+
+
+def emit(context: AssetExecutionContext, made: Mapping[str, DocumentStep]) -> Iterator[Any]:
+    """The step's output (one value, or a batch's {key: value}) with each document's metadata
+    on its own materialization, then every document's check results on its own partition.
+
+    A blocking check failing for a document of a batch fails the step after the batch's results
+    are recorded, naming the documents, as any failure in a batch does."""
+    keys = list(made)
+    if len(keys) == 1:
+        (step,) = made.values()
+        versioned = {"data_version": step.data_version} if step.data_version else {}
+        yield Output(step.value, metadata=dict(step.metadata), **versioned)
+    else:
+        for key, step in made.items():
+            context.add_asset_metadata(dict(step.metadata), partition_key=key)
+        yield Output({key: step.value for key, step in made.items()})
+    asset_key = context.assets_def.key
+    names = {found.name for step in made.values() for found in step.checks}
+    for name in sorted(names):
+        # The check's output, once for the step; its results are the documents' own.
+        yield Output(
+            None,
+            output_name=context.assets_def.get_output_name_for_asset_check_key(
+                AssetCheckKey(asset_key, name)
+            ),
+        )
+    blocked: dict[str, str] = {}
+    for key, step in made.items():
+        for found in step.checks:
+            spec = context.assets_def.get_spec_for_check_key(AssetCheckKey(asset_key, found.name))
+            yield AssetCheckEvaluation(
+                asset_key=asset_key,
+                check_name=found.name,
+                passed=found.outcome.passed,
+                metadata=found.outcome.metadata,
+                description=found.outcome.description,
+                severity=found.severity,
+                blocking=spec.blocking,
+                partition=key,
+            )
+            if spec.blocking and not found.outcome.passed and found.severity == ERROR:
+                blocked.setdefault(key, f"check {found.name} failed")
+    if blocked and len(keys) > 1:
+        raise batch_failure(blocked, len(keys))
