@@ -6,7 +6,8 @@ Why each is needed:
   runs appear on the job's Runs tab and timeline, while models stay loaded in one process;
 - stale status (`AssetGraphView`, `CachingStaleStatusResolver`, ...): which documents and steps
   an ingest or the refresh schedule must run, by Dagster's own data-version rules;
-- run and check records (`PartitionKeyFilter`, `AssetCheckExecutionRecordStatus`, tags);
+- run and check records (`PartitionKeyFilter`, `AssetCheckExecutionRecordStatus`, tags; a
+  batch's run names its range of partition keys with the tags a backfill uses);
 - interrupts (`pop_captured_interrupt`, `mark_interrupt_received`): a signal taken before a
   run's own handlers are in place still stops it at its first step;
 - the instance's automation switch (`set_auto_materialize_paused`, `InstigatorType`): the UI's
@@ -32,7 +33,11 @@ from dagster._core.event_api import PartitionKeyFilter
 from dagster._core.execution.context.data_version_cache import DataVersionCache
 from dagster._core.scheduler.instigation import InstigatorType
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
-from dagster._core.storage.tags import PARTITION_NAME_TAG
+from dagster._core.storage.tags import (
+    ASSET_PARTITION_RANGE_END_TAG,
+    ASSET_PARTITION_RANGE_START_TAG,
+    PARTITION_NAME_TAG,
+)
 from dagster._daemon.asset_daemon import get_auto_materialize_paused, set_auto_materialize_paused
 from dagster._time import get_current_datetime
 from dagster._utils.interrupts import pop_captured_interrupt
@@ -52,6 +57,7 @@ __all__ = [
     "get_auto_materialize_paused",
     "get_current_datetime",
     "job_origins",
+    "partition_tags",
     "mark_interrupt_received",
     "pop_captured_interrupt",
     "set_auto_materialize_paused",
@@ -71,6 +77,8 @@ PRIVATE_APIS = (
     ("dagster._daemon.asset_daemon", "set_auto_materialize_paused"),
     ("dagster._core.storage.asset_check_execution_record", "AssetCheckExecutionRecordStatus"),
     ("dagster._core.storage.tags", "PARTITION_NAME_TAG"),
+    ("dagster._core.storage.tags", "ASSET_PARTITION_RANGE_START_TAG"),
+    ("dagster._core.storage.tags", "ASSET_PARTITION_RANGE_END_TAG"),
     ("dagster._time", "get_current_datetime"),
     ("dagster._utils.interrupts", "pop_captured_interrupt"),
     ("dagster._utils.interrupts", "_received_interrupt"),
@@ -115,6 +123,14 @@ def job_origins(job_name: str, workspace_yaml: Path, location_module: str):
     )
     remote = RemoteRepositoryOrigin(location, SINGLETON_REPOSITORY_NAME)
     return remote.get_job_origin(job_name), python.get_job_origin(job_name)
+
+
+def partition_tags(keys: list[str]) -> dict[str, str]:
+    """A run's partition tags: one document's key, or a batch's range (first and last key in
+    partition order), as a backfill tags the runs it cuts."""
+    if len(keys) == 1:
+        return {PARTITION_NAME_TAG: keys[0]}
+    return {ASSET_PARTITION_RANGE_START_TAG: keys[0], ASSET_PARTITION_RANGE_END_TAG: keys[-1]}
 
 
 def execute_in_process(job_def, run, instance):

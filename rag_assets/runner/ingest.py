@@ -4,23 +4,25 @@ from __future__ import annotations
 
 import signal
 import time
+from collections import deque
 from contextlib import suppress
 from pathlib import Path
 
-from dagster import AssetKey, DagsterInstance
+from dagster import AssetKey, DagsterEventType, DagsterInstance
 
 from rag_assets.defs.automation import show_automation_state
+from rag_assets.defs.batch import FAILED_DOCUMENTS
 from rag_assets.defs.build import build_defs
 from rag_assets.defs.dagster_private import (
-    PARTITION_NAME_TAG,
     execute_in_process,
     job_origins,
     mark_interrupt_received,
+    partition_tags,
     pop_captured_interrupt,
 )
 from rag_assets.defs.incremental import plan_runs, report_changes
 from rag_assets.defs.jobs import INGEST_JOB, LAUNCHED_BY_TAG
-from rag_assets.defs.landing import RunPart, run_parts
+from rag_assets.defs.landing import RAW, RunPart, run_parts
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.recovery import process_tags, recover_dead_runs, wait_for_pools
 from rag_assets.errors import ConfigurationError, DocumentError
@@ -34,6 +36,7 @@ from rag_assets.interrupts import (
     stop_signals,
 )
 from rag_assets.parsers.page_pool import drop_read_ahead
+from rag_assets.runner.batches import Batch, PlannedDocument, cut_batches, split_failed
 from rag_assets.runner.outcomes import Outcomes, fill_from_instance, finished_outcome
 from rag_assets.runner.progress import RunProgress, watch_run
 from rag_assets.runner.receipt import DocumentOutcome, place_in_inbox, receipt_digest, write_receipt
@@ -52,13 +55,13 @@ PARSE = "parsed_documents"
 def _execute(
     instance: DagsterInstance,
     defs,
-    key: str,
+    keys: list[str],
     part: RunPart,
     run_config,
     progress: RunProgress,
 ):
-    """One run of the code location's ingest job for one document's `part`, executed in this
-    process.
+    """One run of the code location's ingest job for `part` of one document or of a batch of
+    neighbouring ones (a range of partition keys), executed in this process.
 
     The run is created as the daemon launches the inbox sensor's (the job's origins, the
     partition tag, the steps named) so it shows on the timeline and the job's Runs tab;
@@ -72,7 +75,7 @@ def _execute(
         run_config=run_config,
         tags={
             **job_def.run_tags,
-            PARTITION_NAME_TAG: key,
+            **partition_tags(keys),
             LAUNCHED_BY_TAG: "cli",
             **part.tags,
             **process_tags(),
@@ -164,7 +167,7 @@ def _ingest(
         ended = {o.source_path for o in outcomes}
         for relative_path, key in zip(relative_paths, keys, strict=True):
             if relative_path not in ended:
-                status = "interrupted" if relative_path == done.current else "not started"
+                status = "interrupted" if relative_path in (done.current or ()) else "not started"
                 done.add(DocumentOutcome(key, relative_path, False, stopped=status))
         raise IngestInterrupted(signum, outcomes)
     return outcomes
@@ -213,37 +216,35 @@ def _run_all(
             else {}
         ),
     }
+    order = {k: i for i, k in enumerate(instance.get_dynamic_partitions(documents_partitions.name))}
+    planned = [
+        _planned(resources["inbox"], settings.inbox_dir, key, relative_path, parts[key], order)
+        for relative_path, key in zip(relative_paths, keys, strict=True)
+    ]
+    batches = cut_batches(planned)
     to_parse = [
-        p
-        for p, k in zip(relative_paths, keys, strict=True)
-        if any(PARSE in part.assets for part in parts[k])
+        d.relative_path
+        for b in batches
+        for d in b.documents
+        if any(PARSE in part.assets for part in b.parts)
     ]
     parse_ahead = ParseAhead(resources, settings.inbox_dir, to_parse)
     # Milvus Lite's engine starts once for the whole ingest, not once per document.
     with LiteHold(settings.resolved_milvus_uri) as engine, parse_ahead:
-        for relative_path, key in zip(relative_paths, keys, strict=True):
-            progress.current = relative_path
-            progress.stop.check()
-            parse_ahead.before(relative_path)
-            progress.progress.document_started(relative_path)
-            outcome = _run_document(
-                instance,
-                defs,
-                graph,
-                (key, relative_path),
-                parts[key],
-                run_config,
-                engine,
-                progress,
-            )
-            stopped = progress.stop.received()
-            if stopped and not outcome.success:
-                return  # interrupted: reported with the documents not started
-            progress.add(outcome)
-            progress.current = None
-            if stopped:
-                return
-            engine.step_aside_if_wanted()
+        for document in planned:
+            if not document.parts:  # fresh: its outcome from the instance, no run
+                progress.progress.document_started(document.relative_path)
+                progress.add(
+                    fill_from_instance(
+                        DocumentOutcome(document.key, document.relative_path, True),
+                        instance,
+                        graph.asset_check_keys,
+                        set(),
+                    )
+                )
+        runs = BatchRuns(instance, defs, graph, run_config, engine, progress, parse_ahead)
+        if not runs.run_all(batches):
+            return  # interrupted: reported with the documents not started
         retire_earlier_keys(settings, instance, resources["milvus"], progress.outcomes)
     outcomes = progress.outcomes
     if own_instance and all(o.success for o in outcomes):
@@ -258,10 +259,27 @@ def _run_all(
             _leave_receipt(settings, instance, graph, relative_paths, keys)
 
 
+def _planned(
+    inbox, inbox_dir: Path, key: str, relative_path: str, parts: list[RunPart], order
+) -> PlannedDocument:
+    """A document's runs, pages and place in partition order, for cutting batches."""
+    try:
+        _, pages = check_document(
+            inbox_dir / relative_path, relative_path, inbox.max_file_mb, inbox.limits
+        )
+    except (DocumentError, OSError):  # raw_documents refuses it: its run fails alone
+        pages, alone = 1, True
+    else:
+        alone = [p.assets for p in parts] == [(RAW,)]
+    return PlannedDocument(
+        key, relative_path, tuple(parts), max(pages or 1, 1), order[key], alone=alone
+    )
+
+
 class ParseAhead:
-    """Keeps the parse workers one document ahead of the runs: while a document's run chunks,
-    embeds and indexes on this process, the workers parse the next document (from its inbox
-    file; its run's parse takes the result when the fixed copy has the same bytes)."""
+    """Keeps the parse workers a batch ahead of the runs: while a batch's run chunks, embeds and
+    indexes on this process, the workers parse the next batch's PDFs (from their inbox files; a
+    run's parse takes the result when the fixed copy has the same bytes)."""
 
     def __init__(self, resources: dict, inbox_dir: Path, relative_paths: list[str]) -> None:
         self._parser = resources["parser"]
@@ -272,16 +290,21 @@ class ParseAhead:
         self._position = {path: i for i, path in enumerate(relative_paths)}
         self._submitted = 0
 
-    def before(self, relative_path: str) -> None:
-        """This document's run starts now: have it and the one after it submitted, in order
-        (this one only where its parse would use the workers anyway: a long PDF)."""
-        if relative_path not in self._position:
+    def before(self, relative_paths: list[str]) -> None:
+        """These documents' run starts now: have them and as many after them submitted, in
+        order. A document alone is submitted only where its parse would use the workers anyway
+        (a long PDF); in a batch, the workers parse while the run takes the results in turn."""
+        known = [self._position[p] for p in relative_paths if p in self._position]
+        if not known:
             return
-        now = self._position[relative_path]
-        for position in range(self._submitted, now + 2):
+        now = max(known)
+        ahead = now + len(relative_paths) + 1
+        for position in range(self._submitted, ahead):
             if position < len(self._queue):
-                self._start(self._queue[position], short_too=position > now)
-        self._submitted = max(self._submitted, now + 2)
+                self._start(
+                    self._queue[position], short_too=len(relative_paths) > 1 or position > now
+                )
+        self._submitted = max(self._submitted, ahead)
 
     def _start(self, relative_path: str, short_too: bool) -> None:
         path = self._inbox_dir / relative_path
@@ -305,43 +328,95 @@ class ParseAhead:
         drop_read_ahead()  # documents whose runs failed before parsing, or a stop
 
 
-def _run_document(
-    instance,
-    defs,
-    graph,
-    document: tuple[str, str],
-    parts: list[RunPart],
-    run_config,
-    engine: LiteHold,
-    progress: Outcomes,
-) -> DocumentOutcome:
-    """A document's runs of what is stale in it, part after part while each succeeds, or its
-    fresh outcome when nothing is."""
-    key, relative_path = document
-    if not parts:
-        outcome = DocumentOutcome(key, relative_path, True)
-        return fill_from_instance(outcome, instance, graph.asset_check_keys, set())
-    results, ran, seconds = [], (), 0.0
-    for part in parts:
-        # A part that failed ends the document; a stop signal too, once a part has ended.
-        if results and (not results[-1].success or progress.stop.received()):
-            break
+class BatchRuns:
+    """An ingest's runs, batch after batch, each part of a batch in one run. A batch whose run
+    fails is split: the documents its failure names run alone (each fails on its own partition,
+    with its own reason) and the others again together; a document's outcome is read from the
+    runs that carried it."""
+
+    def __init__(self, instance, defs, graph, run_config, engine, outcomes, parse_ahead) -> None:
+        self.instance, self.defs, self.graph = instance, defs, graph
+        self.run_config, self.engine, self.outcomes = run_config, engine, outcomes
+        self.parse_ahead = parse_ahead
+        self.results: dict[str, list] = {}  # a document's runs that succeeded or failed alone
+        self.ran: dict[str, tuple[str, ...]] = {}
+        self.seconds: dict[str, float] = {}
+
+    def run_all(self, batches: list[Batch]) -> bool:
+        """Every batch's runs; False when a stop signal ended the ingest first."""
+        queue = deque(batches)
+        while queue:
+            batch = queue.popleft()
+            paths = [d.relative_path for d in batch.documents]
+            self.outcomes.current = set(paths)
+            self.outcomes.stop.check()
+            self.parse_ahead.before(paths)
+            for path in paths:
+                self.outcomes.progress.document_started(path)
+            part, rest = batch.parts[0], batch.parts[1:]
+            result = self._execute(batch, part)
+            stopped = self.outcomes.stop.received()
+            if not result.success and len(batch.documents) > 1 and not stopped:
+                queue.extendleft(reversed(split_failed(batch, failed_documents(result))))
+                continue
+            if stopped and (rest or not result.success):
+                return False  # interrupted: reported with the documents not started
+            for document in batch.documents:
+                self.results.setdefault(document.key, []).append(result)
+                self.ran[document.key] = self.ran.get(document.key, ()) + part.assets
+            if result.success and rest:
+                queue.appendleft(Batch(batch.documents, rest))
+            else:
+                for document in batch.documents:
+                    self._finish(document)
+            self.outcomes.current = None
+            if stopped:
+                return False
+            self.engine.step_aside_if_wanted()
+        return True
+
+    def _execute(self, batch: Batch, part: RunPart):
         # Dagster's own wait for a pool slot is logged at DEBUG and ignores SIGINT: wait here.
-        pools = {defs.get_assets_def(AssetKey(a)).op.pool for a in part.assets} - {None}
-        wait_for_pools(instance, pools)
+        pools = {self.defs.get_assets_def(AssetKey(a)).op.pool for a in part.assets} - {None}
+        wait_for_pools(self.instance, pools)
         if "vector_index" in part.assets:
-            engine.hold()
+            self.engine.hold()
         started = time.monotonic()
-        results.append(_execute(instance, defs, key, part, run_config, progress.progress))
-        seconds += time.monotonic() - started
-        ran += part.assets
-    # The runs have ended: a signal now stops the ingest after this document's outcome is read.
-    with deferred_signals(redeliver=False):
-        outcome = finished_outcome(instance, graph, key, relative_path, ran, results)
-        if outcome.success and ran != tuple(a for p in parts for a in p.assets):
-            outcome.success, outcome.error = False, "stopped before its checked steps"
-        outcome.seconds = seconds
-        return outcome
+        result = _execute(
+            self.instance, self.defs, batch.keys, part, self.run_config, self.outcomes.progress
+        )
+        share = (time.monotonic() - started) / len(batch.documents)
+        for key in batch.keys:
+            self.seconds[key] = self.seconds.get(key, 0.0) + share
+        return result
+
+    def _finish(self, document: PlannedDocument) -> None:
+        # The runs have ended: a signal now stops the ingest after this outcome is read.
+        with deferred_signals(redeliver=False):
+            key = document.key
+            outcome = finished_outcome(
+                self.instance,
+                self.graph,
+                key,
+                document.relative_path,
+                self.ran[key],
+                self.results[key],
+            )
+            outcome.seconds = self.seconds.get(key, 0.0)
+            self.outcomes.add(outcome)
+
+
+def failed_documents(result) -> list[str]:
+    """The documents a failed batch run names as failed (none: it failed as a whole)."""
+    named: list[str] = []
+    for event in result.all_events:
+        if event.event_type != DagsterEventType.STEP_FAILURE:
+            continue
+        data = event.event_specific_data.user_failure_data
+        entry = data.metadata.get(FAILED_DOCUMENTS) if data else None
+        if entry is not None:
+            named.extend(entry.value)
+    return named
 
 
 def _leave_receipt(settings: Settings, instance, graph, relative_paths, keys) -> None:

@@ -48,10 +48,26 @@ def fill_from_instance(
     return outcome
 
 
+def _about(event, doc_id: str) -> bool:
+    """Whether a run's event concerns this document: a batch's runs carry several."""
+    if event.event_type == DagsterEventType.ASSET_MATERIALIZATION:
+        partition = event.event_specific_data.materialization.partition
+    elif event.event_type == DagsterEventType.ASSET_CHECK_EVALUATION:
+        partition = event.event_specific_data.partition
+    else:
+        return True
+    return partition in (None, doc_id)
+
+
+def document_events(results: Sequence, doc_id: str) -> list:
+    return [e for result in results for e in result.all_events if _about(e, doc_id)]
+
+
 def run_outcome(doc_id: str, source_path: str, results: Sequence) -> DocumentOutcome:
-    """The outcome of a document's runs (in the order they ran): the first failure is its error."""
+    """The outcome of a document's runs (in the order they ran, alone or in batches): the first
+    failure is its error."""
     outcome = DocumentOutcome(doc_id, source_path, all(r.success for r in results))
-    for event in (e for result in results for e in result.all_events):
+    for event in document_events(results, doc_id):
         if event.event_type == DagsterEventType.ASSET_MATERIALIZATION:
             materialization = event.event_specific_data.materialization
             metadata = {k: v.value for k, v in materialization.metadata.items()}
@@ -89,8 +105,7 @@ def finished_outcome(
     outcome.ran = ran
     evaluated = {
         e.event_specific_data.check_name
-        for result in results
-        for e in result.all_events
+        for e in document_events(results, key)
         if e.event_type == DagsterEventType.ASSET_CHECK_EVALUATION
     }
     if outcome.success:
@@ -105,7 +120,7 @@ class Outcomes:
     outcomes: list[DocumentOutcome]
     progress: RunProgress
     stop: StopSignals
-    current: str | None = None  # the document whose run is being prepared or executed
+    current: set[str] | None = None  # the documents whose run is being prepared or executed
 
     def add(self, outcome: DocumentOutcome) -> None:
         self.outcomes.append(outcome)

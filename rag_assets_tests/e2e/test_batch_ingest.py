@@ -1,0 +1,93 @@
+"""An ingest of many short documents runs them in batches: a run per batch part, not per
+document, with exactly the chunks, vectors and index rows one run per document makes; a
+document failing inside a batch fails alone, on its own partition, with its own reason."""
+
+from __future__ import annotations
+
+import pyarrow.parquet as pq
+import pytest
+from dagster import AssetKey, DagsterRunStatus, RunsFilter
+
+from rag_assets.defs.dagster_private import PARTITION_NAME_TAG
+from rag_assets.defs.status import latest_metadata
+from rag_assets.index.store import MilvusIndex
+from rag_assets.instance import open_instance
+from rag_assets.runner import ingest as ingest_module
+from rag_assets.runner.batches import cut_batches
+from rag_assets.runner.ingest import ingest
+from rag_assets.settings import Settings
+from rag_assets.sources.keys import partition_key_for
+
+pytestmark = pytest.mark.slow
+
+NOTES = 44
+BROKEN = "note-20b.pdf"  # between good documents: it sits inside a batch's range
+
+
+def _inbox(root):
+    folder = root / "notes"
+    folder.mkdir(parents=True)
+    for i in range(NOTES):
+        (folder / f"note-{i:02}.md").write_text(
+            f"# Note {i}\n\n## Pump {i}\n\nService pump {i} every {100 + i} hours.\n\n"
+            f"## Valve {i}\n\nReplace valve seal {i} after {2000 + i} cycles.\n"
+        )
+    (folder / BROKEN).write_bytes(b"%PDF-1.4\nnot really a pdf")
+    return folder
+
+
+def _ingest(root, monkeypatch, max_documents: int):
+    monkeypatch.setattr(
+        ingest_module, "cut_batches", lambda docs: cut_batches(docs, max_documents=max_documents)
+    )
+    settings = Settings(data_dir=root / "data")
+    outcomes = ingest(settings, [_inbox(root)])
+    return settings, {o.source_path.rsplit("/", 1)[-1]: o for o in outcomes}
+
+
+def _made(settings: Settings) -> dict[str, object]:
+    """Every document's stored chunks and vectors, and its rows in the index."""
+    assets = settings.data_dir / "assets"
+    made = {}
+    for asset in ("document_chunks", "chunk_embeddings"):
+        for path in sorted((assets / asset).glob("*.parquet")):
+            made[f"{asset}/{path.stem}"] = pq.read_table(path).to_pylist()
+    with MilvusIndex(settings.resolved_milvus_uri) as index:
+        (collection,) = index.list_collections()
+        rows = index.scan(collection, ["chunk_id", "doc_id", "text", "dense"])
+    made["index"] = sorted(
+        ({**r, "dense": [round(v, 5) for v in r["dense"]]} for r in rows),
+        key=lambda r: r["chunk_id"],
+    )
+    return made
+
+
+def test_a_batched_ingest_makes_what_one_run_a_document_makes(tmp_path, monkeypatch):
+    batched, by_name = _ingest(tmp_path / "batched", monkeypatch, max_documents=20)
+    alone, _ = _ingest(tmp_path / "alone", monkeypatch, max_documents=1)
+
+    good = [o for name, o in by_name.items() if name != BROKEN]
+    assert len(good) == NOTES and all(o.success and o.chunks > 0 for o in good)
+    broken = by_name[BROKEN]
+    assert not broken.success
+    assert "note-20b.pdf" in broken.error and "documents failed" not in broken.error
+
+    assert _made(batched) == _made(alone)
+
+    instance = open_instance(batched)
+    runs = instance.get_runs()
+    # 45 documents: batches of at most 20 in two parts each, plus the failed batch's split.
+    assert len(runs) <= 2 * 4 + 2
+    # The broken document's failure is its own run's, on its own partition.
+    failed = instance.get_runs(RunsFilter(statuses=[DagsterRunStatus.FAILURE]))
+    alone_failures = [r for r in failed if PARTITION_NAME_TAG in r.tags]
+    assert [r.tags[PARTITION_NAME_TAG] for r in alone_failures] == [partition_key_for(BROKEN)]
+    # Each document's materializations carry its own metadata and check results.
+    for name, outcome in by_name.items():
+        if name == BROKEN:
+            continue
+        raw = latest_metadata(instance, "raw_documents", outcome.doc_id)
+        assert raw["source_path"] == outcome.source_path
+        assert outcome.checks_total == 10, name
+    indexed = instance.get_materialized_partitions(AssetKey("vector_index"))
+    assert indexed == {o.doc_id for o in good}
