@@ -4,8 +4,9 @@
 
 What one would write in a few lines from the libraries' own docs: `pymupdf4llm.to_markdown`
 on the whole PDF (its layout model on, as it is whenever pymupdf_layout is installed; one
-process), fixed windows of 1,000 characters with 200 of overlap over the Markdown (the usual
-defaults of text splitters), the windows embedded with sentence-transformers on the CPU in
+process), a DOCX's paragraphs through python-docx and any other file (Markdown, HTML, text)
+read as it is; fixed windows of 1,000 characters with 200 of overlap over that text (the
+usual defaults of text splitters), the windows embedded with sentence-transformers on the CPU in
 batches of 32, and inserted into a Milvus Lite collection made by pymilvus's quick setup
 (`create_collection(name, dimension=384)`: an `id` key, a `vector` field, COSINE, AUTOINDEX;
 the text and file name go in its dynamic field).
@@ -21,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 
+import docx
 import pymupdf4llm
 from pymilvus import MilvusClient
 from sentence_transformers import SentenceTransformer
@@ -39,6 +41,14 @@ def windows(text: str, size: int = WINDOW_CHARS, overlap: int = OVERLAP_CHARS) -
     return [text[i : i + size] for i in starts if text[i : i + size].strip()]
 
 
+def read(path: Path) -> str:
+    if path.suffix == ".pdf":
+        return pymupdf4llm.to_markdown(str(path))
+    if path.suffix == ".docx":
+        return "\n\n".join(p.text for p in docx.Document(str(path)).paragraphs)
+    return path.read_text()
+
+
 def run(model_folder: Path, db_path: Path, files: list[Path]) -> dict:
     ready = time.time()
     spans: dict[str, list[tuple[float, float]]] = {}
@@ -54,10 +64,10 @@ def run(model_folder: Path, db_path: Path, files: list[Path]) -> dict:
     indexed = 0
     for path in files:
         start = time.time()
-        markdown = pymupdf4llm.to_markdown(str(path))
+        text = read(path)
         timed("parse", start)
         start = time.time()
-        texts = windows(markdown)
+        texts = windows(text)
         timed("chunk", start)
         start = time.time()
         vectors = model.encode(texts, batch_size=BATCH_SIZE)

@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/throughput.py [--pages 1000] [--parts parse,embed,e2e,script,sensor]
     .venv/bin/python bench/throughput.py --set financebench-dev [--files N]
+    .venv/bin/python bench/throughput.py --set many-documents [--documents N] [--mixed]
 
 On the generated corpus (bench/generated_corpus.py: numbered sections, two columns, register
 tables) and the fixture PDFs when ../shared is there:
@@ -24,6 +25,11 @@ side: wall time, pages/s, CPU seconds and chunks a page, peak RSS, the ratios in
 script (bench/naive_script.py: pymupdf4llm, fixed windows, MiniLM, Milvus Lite, no code of
 ours) and ingest / script (Dagster's share), and per step (per asset for ingest) seconds, CPU
 seconds a page and peak RSS.
+
+`--set many-documents` cuts N short documents (`--pages-per-document`, 2 or a range like 1-3)
+from those filings, Markdown, DOCX and HTML among them with `--mixed`, and runs the naive
+script and ingest on them: wall time, pages and documents/s, Dagster runs, orchestration
+seconds a document and peak RSS against their targets (bench/many_documents.py).
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from generated_corpus import write_corpus  # noqa: E402
+from many_documents import many_documents_run  # noqa: E402
 from pipelines import end_to_end, naive_path, straight_script  # noqa: E402
 from step_usage import (  # noqa: E402
     UsageSampler,
@@ -245,9 +252,17 @@ def main() -> None:
     parser.add_argument("--pages-per-doc", type=int, default=50)
     parser.add_argument(
         "--set",
-        choices=("generated", "financebench-dev"),
+        choices=("generated", "financebench-dev", "many-documents"),
         default="generated",
-        help="the generated corpus, or ingest and the script on ../shared/financebench-dev/pdfs",
+        help="the generated corpus, ingest and the scripts on ../shared/financebench-dev/pdfs, "
+        "or on many short documents cut from them",
+    )
+    parser.add_argument("--documents", type=int, default=200, help="with many-documents")
+    parser.add_argument(
+        "--pages-per-document", default="2", help="with many-documents: 2, or 1-3 for a mix"
+    )
+    parser.add_argument(
+        "--mixed", action="store_true", help="with many-documents: every 4th one MD/DOCX/HTML"
     )
     parser.add_argument("--files", type=int, help="only the first N files by name")
     parser.add_argument(
@@ -267,11 +282,16 @@ def main() -> None:
         "script",
     }:
         parser.error("--set financebench-dev runs the parts e2e, naive and script")
+    if args.set == "many-documents" and (args.parts or args.documents < 1):
+        parser.error("--set many-documents takes --documents N (at least 1) and no --parts")
     parts = set((args.parts or "parse,embed,script,e2e,sensor").split(","))
     work = Path(tempfile.mkdtemp(prefix="rag-throughput-"))
     try:
         if args.set == "financebench-dev":
             filings_run(args, work)
+            return
+        if args.set == "many-documents":
+            many_documents_run(args, work, filings(None))
             return
         corpus_dir = args.corpus_dir or work / "corpus"
         files = write_corpus(corpus_dir, args.pages, args.pages_per_doc)[: args.files]

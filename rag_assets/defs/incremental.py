@@ -26,14 +26,12 @@ from dagster import (
     DataVersionsByPartition,
     MetadataValue,
     ObserveResult,
-    RunsFilter,
     SourceAsset,
     observable_source_asset,
 )
 
 from rag_assets.defs.dagster_private import (
     DATA_VERSION_TAG,
-    PARTITION_NAME_TAG,
     AssetGraphView,
     CachingStaleStatusResolver,
     StaleStatus,
@@ -43,6 +41,7 @@ from rag_assets.defs.dagster_private import (
 )
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.pipeline import pipeline_order
+from rag_assets.defs.status import latest_document_run
 from rag_assets.index.schema import ENGINE_BM25
 from rag_assets.redaction import redact_url
 from rag_assets.sources.inbox import InboxFile, scan_folder, sha256_file
@@ -279,8 +278,8 @@ class PartitionPlan:
 
 
 def _last_run_failed(instance: DagsterInstance, key: str) -> bool:
-    runs = instance.get_runs(filters=RunsFilter(tags={PARTITION_NAME_TAG: key}), limit=1)
-    return bool(runs) and runs[0].is_failure
+    run = latest_document_run(instance, key)
+    return run is not None and run.is_failure
 
 
 def _fresh_documents(instance: DagsterInstance, asset_graph, keys: list[str]) -> set[str]:

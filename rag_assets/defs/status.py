@@ -58,6 +58,22 @@ def failure_reason(error) -> str:
     return _CLASS_PREFIX.sub("", line, count=1)
 
 
+def latest_document_run(instance: DagsterInstance, key: str):
+    """The latest run that carried the document: one of its own (tagged with its key), or a
+    batch's (tagged with a range), found through the document's latest materializations."""
+    runs = instance.get_runs(RunsFilter(tags={"dagster/partition": key}), limit=1)
+    run_ids = {r.run_id for r in runs}
+    for asset in ("raw_documents", "vector_index"):
+        records = instance.fetch_materializations(
+            AssetRecordsFilter(asset_key=AssetKey(asset), asset_partitions=[key]), limit=1
+        ).records
+        run_ids.update(r.run_id for r in records)
+    if not run_ids:
+        return None
+    carried = instance.get_run_records(RunsFilter(run_ids=list(run_ids)))
+    return max(carried, key=lambda r: r.create_timestamp).dagster_run
+
+
 def document_status(
     instance: DagsterInstance, key: str, inbox_paths: dict[str, str] | None = None
 ) -> DocumentStatus:
@@ -66,10 +82,9 @@ def document_status(
     status.source_path = str(landed or (inbox_paths or {}).get(key, ""))
     chunks = latest_metadata(instance, "document_chunks", key).get("chunks")
     status.chunks = int(chunks) if chunks is not None else None
-    runs = instance.get_runs(RunsFilter(tags={"dagster/partition": key}), limit=1)
-    if not runs:
+    run = latest_document_run(instance, key)
+    if run is None:
         return status
-    run = runs[0]
     status.outcome = {
         DagsterRunStatus.SUCCESS: "ok",
         DagsterRunStatus.FAILURE: "FAILED",
@@ -80,7 +95,8 @@ def document_status(
     for entry in events:
         event = entry.dagster_event
         if event.event_type == DagsterEventType.ASSET_CHECK_EVALUATION:
-            if not event.event_specific_data.passed:
+            evaluation = event.event_specific_data
+            if evaluation.partition in (None, key) and not evaluation.passed:
                 status.failing_checks.append(event.event_specific_data.check_name)
         elif not status.reason:
             status.reason = failure_reason(event.event_specific_data.error)

@@ -9,7 +9,7 @@ import pytest
 from dagster import AssetKey, DagsterRunStatus, RunsFilter
 
 from rag_assets.defs.dagster_private import PARTITION_NAME_TAG
-from rag_assets.defs.status import latest_metadata
+from rag_assets.defs.status import document_status, latest_metadata
 from rag_assets.index.store import MilvusIndex
 from rag_assets.instance import open_instance
 from rag_assets.runner import ingest as ingest_module
@@ -91,3 +91,21 @@ def test_a_batched_ingest_makes_what_one_run_a_document_makes(tmp_path, monkeypa
         assert outcome.checks_total == 10, name
     indexed = instance.get_materialized_partitions(AssetKey("vector_index"))
     assert indexed == {o.doc_id for o in good}
+    assert document_status(instance, good[0].doc_id).outcome == "ok"
+    assert document_status(instance, broken.doc_id).outcome == "FAILED"
+
+    # Mended, the document lands alone; then an unchanged ingest starts no run at all.
+    folder = tmp_path / "batched" / "notes"
+    pymupdf = pytest.importorskip("pymupdf")
+    with pymupdf.open() as pdf:
+        pdf.new_page().insert_text((72, 72), "Compressor 20b runs at 4,000 rpm.")
+        pdf.save(folder / BROKEN)
+    before = len(instance.get_runs())
+    mended = ingest(batched, [folder])
+    assert [o.doc_id for o in mended if o.ran] == [broken.doc_id]
+    assert all(o.success for o in mended)
+    assert document_status(instance, broken.doc_id).outcome == "ok"
+    assert len(instance.get_runs()) == before + 2
+    again = ingest(batched, [folder])
+    assert all(o.success and not o.ran for o in again)
+    assert len(instance.get_runs()) == before + 2
