@@ -14,7 +14,7 @@ again as a batch.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +23,7 @@ from dagster import (
     AssetCheckKey,
     AssetCheckSeverity,
     AssetExecutionContext,
+    DagsterEventType,
     DataVersion,
     Failure,
     MetadataValue,
@@ -94,6 +95,19 @@ def per_document(
     if failed:
         raise batch_failure(failed, len(keys))
     yield from emit(context, made)
+
+
+def failed_documents(events: Iterable) -> list[str]:
+    """The documents a failed batch run's events name as failed (none: it failed as a whole)."""
+    named: list[str] = []
+    for event in events:
+        if event.event_type != DagsterEventType.STEP_FAILURE:
+            continue
+        data = event.event_specific_data.user_failure_data
+        entry = data.metadata.get(FAILED_DOCUMENTS) if data else None
+        if entry is not None:
+            named.extend(entry.value)
+    return named
 
 
 def batch_failure(failed: Mapping[str, str], size: int) -> Failure:

@@ -25,7 +25,11 @@ from rag_assets.defs.resources import (
     ParserResource,
 )
 from rag_assets.defs.schedules import build_evaluation_schedule, build_refresh_schedule
-from rag_assets.defs.sensors import build_checked_part_sensor, build_inbox_sensor
+from rag_assets.defs.sensors import (
+    build_batch_split_sensor,
+    build_checked_part_sensor,
+    build_inbox_sensor,
+)
 from rag_assets.errors import ConfigurationError
 from rag_assets.llm.settings import LLMSettings
 from rag_assets.removal import DataFolder
@@ -82,6 +86,7 @@ def build_defs(settings: Settings) -> Definitions:
         sensors=[
             build_inbox_sensor(ingest_documents, DataFolder.of(settings)),
             build_checked_part_sensor(ingest_documents),
+            build_batch_split_sensor(ingest_documents),
             automation_sensor,
             recovery_sensor,
         ],

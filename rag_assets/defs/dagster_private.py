@@ -42,6 +42,8 @@ from dagster._daemon.asset_daemon import get_auto_materialize_paused, set_auto_m
 from dagster._time import get_current_datetime
 from dagster._utils.interrupts import pop_captured_interrupt
 
+from rag_assets.defs.partitions import documents_partitions
+
 __all__ = [
     "DATA_VERSION_TAG",
     "PARTITION_NAME_TAG",
@@ -58,6 +60,7 @@ __all__ = [
     "get_current_datetime",
     "job_origins",
     "partition_tags",
+    "run_documents",
     "mark_interrupt_received",
     "pop_captured_interrupt",
     "set_auto_materialize_paused",
@@ -131,6 +134,20 @@ def partition_tags(keys: list[str]) -> dict[str, str]:
     if len(keys) == 1:
         return {PARTITION_NAME_TAG: keys[0]}
     return {ASSET_PARTITION_RANGE_START_TAG: keys[0], ASSET_PARTITION_RANGE_END_TAG: keys[-1]}
+
+
+def run_documents(instance, run) -> list[str]:
+    """The documents a run carried, in partition order: its partition, or its range's keys."""
+    if PARTITION_NAME_TAG in run.tags:
+        return [run.tags[PARTITION_NAME_TAG]]
+    start = run.tags.get(ASSET_PARTITION_RANGE_START_TAG)
+    end = run.tags.get(ASSET_PARTITION_RANGE_END_TAG)
+    if start is None or end is None:
+        return []
+    keys = instance.get_dynamic_partitions(documents_partitions.name)
+    if start not in keys or end not in keys:
+        return []
+    return keys[keys.index(start) : keys.index(end) + 1]
 
 
 def execute_in_process(job_def, run, instance):

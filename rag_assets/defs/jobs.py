@@ -1,8 +1,6 @@
 """The job that carries documents through every asset, a document or an ingest's batch of them
 per run, and the evaluation's own job."""
 
-import warnings
-
 from dagster import AssetSelection, define_asset_job, in_process_executor
 
 from rag_assets.defs.assets import PIPELINE
@@ -12,16 +10,6 @@ INGEST_JOB = "ingest_documents"
 # Who started a run, where Dagster's own tags do not say (the UI shows a run without a
 # sensor, schedule or automation tag as "Manually launched").
 LAUNCHED_BY_TAG = "rag_assets/launched_by"
-
-# The job mixes backfill policies on purpose: chunk_embeddings batches up to 100 documents in an
-# asset backfill, every other asset takes one. Dagster warns at each resolution of the job and
-# runs it with the smallest policy, one document per run, which is what this job is for.
-warnings.filterwarnings(
-    "ignore",
-    message=f"Asset job {INGEST_JOB} materializes assets with varying BackfillPolicies",
-    category=UserWarning,
-    module=r"dagster\._core\.definitions\.unresolved_asset_job_definition",
-)
 
 # In-process: heavy imports (Docling, FlagEmbedding, torch) and model loads are paid once
 # per run instead of once per step; a document's seven steps are sequential anyway.

@@ -38,12 +38,12 @@ CHECKED_PART = "checked"
 class RunPart:
     """One run of a document: which part it is and the steps it names, in graph order."""
 
-    name: str
+    name: str  # "" for a run of every step at once (a backfill's)
     assets: tuple[str, ...]
 
     @property
     def tags(self) -> dict[str, str]:
-        return {PART_TAG: self.name}
+        return {PART_TAG: self.name} if self.name else {}
 
 
 def landing_refused(inbox: InboxResource, relative_path: str) -> bool:

@@ -1,9 +1,13 @@
-"""One partition per document, added and removed by the inbox sensor or the CLI."""
+"""One partition per document, added and removed by the inbox sensor or the CLI; runs carry
+them in batches."""
 
-from dagster import DynamicPartitionsDefinition
+from dagster import BackfillPolicy, DynamicPartitionsDefinition
 
 documents_partitions = DynamicPartitionsDefinition(name="documents")
 
-# A partition is a document; a run of an ingest is a batch of up to this many (run launch, step
-# start, model and index opening are paid once a batch; the model encodes its chunks together).
+# A partition is a document; a run is a batch of up to this many (run launch, step start, model
+# and index opening are paid once a batch; the model encodes the batch's chunks together). An
+# ingest, the inbox sensor and the refresh schedule cut their batches (defs/batches.py); a
+# backfill cuts its runs by this policy. `batch_split_sensor` splits a batch's failed run.
 BATCH_DOCUMENTS = 50
+document_batches = BackfillPolicy.multi_run(max_partitions_per_run=BATCH_DOCUMENTS)

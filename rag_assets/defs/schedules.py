@@ -4,7 +4,6 @@ evaluation schedule, which scores retrieval again on what is indexed."""
 from pathlib import Path
 
 from dagster import (
-    AssetKey,
     DefaultScheduleStatus,
     RunRequest,
     ScheduleDefinition,
@@ -14,6 +13,7 @@ from dagster import (
 )
 
 from rag_assets.defs.assets.evaluation import EvaluationResource, no_questions_reason
+from rag_assets.defs.batches import batch_request, cut_batches, partition_positions, plan_document
 from rag_assets.defs.incremental import plan_runs, report_changes
 from rag_assets.defs.landing import run_parts
 from rag_assets.defs.partitions import documents_partitions
@@ -67,19 +67,25 @@ def build_refresh_schedule(job, cron_schedule: str):
             context.instance, context.repository_def.asset_graph, [f.partition_key for f in files]
         )
         paths = {f.partition_key: f.relative_path for f in files}
-        # A document's first part; `checked_part_sensor` follows a landing part with the rest.
-        firsts = {
-            p.partition_key: run_parts(p.assets, inbox, paths[p.partition_key])[0]
+        # Batched as an ingest batches them; `checked_part_sensor` follows a landing part with
+        # the rest, `batch_split_sensor` splits a batch whose run failed.
+        order = partition_positions(
+            context.instance.get_dynamic_partitions(documents_partitions.name)
+        )
+        planned = [
+            plan_document(
+                inbox,
+                p.partition_key,
+                paths[p.partition_key],
+                run_parts(p.assets, inbox, paths[p.partition_key]),
+                order[p.partition_key],
+            )
             for p in plans
             if p.assets
-        }
+        ]
         requests = [
-            RunRequest(
-                partition_key=key,
-                asset_selection=[AssetKey(a) for a in part.assets],
-                tags={"rag_assets/refresh": "stale", **part.tags},
-            )
-            for key, part in firsts.items()
+            batch_request(batch, None, {"rag_assets/refresh": "stale"})
+            for batch in cut_batches(planned)
         ]
         for p in plans:
             if p.assets:

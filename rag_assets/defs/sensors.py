@@ -10,30 +10,44 @@ stale status follows the inbox between runs. A document still stored under the k
 before keys began with the file's name gets a partition under its key now, and the earlier one
 goes once that is indexed (`lifecycle.superseded_keys`).
 
-A document's run is its landing part; `checked_part_sensor` requests its checked part once that
-succeeded (`defs/landing.py`)."""
+Documents run in batches as an ingest cuts them (`defs/batches.py`), each batch's run its landing
+part; `checked_part_sensor` requests its checked part once that succeeded (`defs/landing.py`),
+and `batch_split_sensor` splits a batch whose run failed."""
 
 import json
 
 from dagster import (
     AssetKey,
     AssetRecordsFilter,
+    DagsterEventType,
     DagsterRunStatus,
     DefaultSensorStatus,
+    RunFailureSensorContext,
     RunRequest,
     RunStatusSensorContext,
     SensorEvaluationContext,
     SensorResult,
     SkipReason,
+    run_failure_sensor,
     run_status_sensor,
     sensor,
 )
 
 from rag_assets.defs.assets import PIPELINE
-from rag_assets.defs.dagster_private import PARTITION_NAME_TAG
-from rag_assets.defs.incremental import changed_observations
+from rag_assets.defs.batch import failed_documents
+from rag_assets.defs.batches import (
+    Batch,
+    PlannedDocument,
+    batch_request,
+    cut_batches,
+    partition_positions,
+    plan_document,
+    split_failed,
+)
+from rag_assets.defs.dagster_private import run_documents
+from rag_assets.defs.incremental import changed_observations, digest
 from rag_assets.defs.jobs import LAUNCHED_BY_TAG
-from rag_assets.defs.landing import LANDING_PART, PART_TAG, next_part, run_parts
+from rag_assets.defs.landing import LANDING_PART, PART_TAG, RunPart, next_part, run_parts
 from rag_assets.defs.lifecycle import remove_documents, superseded_keys
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import (
@@ -68,16 +82,26 @@ def _indexed(context: SensorEvaluationContext, key: str) -> bool:
     )
 
 
-def _first_part_request(key: str, sha: str, inbox: InboxResource, relative_path: str):
-    first = run_parts(PIPELINE, inbox, relative_path)[0]
-    return RunRequest(
-        run_key=f"{key}:{sha}",
-        partition_key=key,
-        # Named, not implied by the job: automation then knows this run executes every step
-        # below a parent it updates, and requests none of them again.
-        asset_selection=[AssetKey(a) for a in first.assets],
-        tags={"rag_assets/sha256": sha, **first.tags},
-    )
+def _first_part_requests(
+    known: list[str], adding: list[str], runs: list[tuple[str, str]], inbox, paths
+) -> list[RunRequest]:
+    """The first part of every document to run, batched as an ingest batches them; a run key
+    per document and content, or per batch of them, so a tick never requests one twice."""
+    order = partition_positions(known, adding)
+    shas = dict(runs)
+    planned = [
+        plan_document(inbox, key, paths[key], run_parts(PIPELINE, inbox, paths[key]), order[key])
+        for key in shas
+    ]
+    requests = []
+    for batch in cut_batches(planned):
+        contents = [f"{key}:{shas[key]}" for key in batch.keys]
+        if len(contents) == 1:
+            tags = {"rag_assets/sha256": shas[batch.keys[0]]}
+            requests.append(batch_request(batch, contents[0], tags))
+        else:
+            requests.append(batch_request(batch, f"batch:{digest(contents)}", {}))
+    return requests
 
 
 def build_inbox_sensor(job, folder: DataFolder, minimum_interval_seconds: int = 30):
@@ -103,7 +127,8 @@ def build_inbox_sensor(job, folder: DataFolder, minimum_interval_seconds: int = 
         # Listed before the partitions are read: a copy is made only after its partition exists,
         # so a copy without one is a partition deleted, never one being added now.
         copies = folder.keys_with_copies()
-        known = set(context.instance.get_dynamic_partitions(documents_partitions.name))
+        in_order = context.instance.get_dynamic_partitions(documents_partitions.name)
+        known = set(in_order)
         # Keys added by hand (the UI's "add partition") never reach a path or an index filter.
         refused = sorted(k for k in known if not is_valid_partition_key(k))
         for key in refused:
@@ -145,9 +170,9 @@ def build_inbox_sensor(job, folder: DataFolder, minimum_interval_seconds: int = 
         if gone or retired or refused:
             requests.append(documents_partitions.build_delete_request([*gone, *retired, *refused]))
         return SensorResult(
-            run_requests=[
-                _first_part_request(key, sha, inbox, paths[key]) for key, sha in plan.runs
-            ],
+            run_requests=_first_part_requests(
+                in_order, plan.add_partitions, plan.runs, inbox, paths
+            ),
             dynamic_partitions_requests=requests,
             asset_events=changed_observations(
                 context.instance,
@@ -177,26 +202,61 @@ def build_checked_part_sensor(job):
     )
     def checked_part_sensor(context: RunStatusSensorContext):
         run = context.dagster_run
-        key = run.tags.get(PARTITION_NAME_TAG)
+        keys = run_documents(context.instance, run)
         # The CLI runs a document's next part itself, in its own process.
         if run.tags.get(PART_TAG) != LANDING_PART or run.tags.get(LAUNCHED_BY_TAG) == "cli":
             return SkipReason(f"run {run.run_id} is no landing run of the daemon")
-        if key is None or not context.instance.has_dynamic_partition(
-            documents_partitions.name, key
-        ):
-            return SkipReason(f"run {run.run_id}: its document is gone")
+        known = set(context.instance.get_dynamic_partitions(documents_partitions.name))
+        if not keys or not set(keys) <= known:
+            return SkipReason(f"run {run.run_id}: a document of it is gone")
         landed = [k.to_user_string() for k in run.asset_selection or ()]
         part = next_part(landed or PIPELINE)
         if part is None:
-            return SkipReason(f"run {run.run_id} ran every step of {key}")
+            return SkipReason(f"run {run.run_id} ran every step of {', '.join(keys)}")
         carried = {
             k: v for k, v in run.tags.items() if k in ("rag_assets/sha256", "rag_assets/refresh")
         }
-        return RunRequest(
-            run_key=f"{run.run_id}:{part.name}",
-            partition_key=key,
-            asset_selection=[AssetKey(a) for a in part.assets],
-            tags={**carried, **part.tags},
-        )
+        documents = tuple(PlannedDocument(k, "", (part,), 1, i) for i, k in enumerate(keys))
+        return batch_request(Batch(documents, (part,)), f"{run.run_id}:{part.name}", carried)
 
     return checked_part_sensor
+
+
+def build_batch_split_sensor(job):
+    # Every job of the code location: a backfill's runs are of Dagster's own asset job.
+    @run_failure_sensor(
+        name="batch_split_sensor",
+        request_job=job,
+        default_status=DefaultSensorStatus.RUNNING,
+        description=(
+            "Splits a batch's failed run: the documents its failure names run alone, each failing "
+            "on its own partition, and the others again together."
+        ),
+    )
+    def batch_split_sensor(context: RunFailureSensorContext):
+        run = context.dagster_run
+        if run.tags.get(LAUNCHED_BY_TAG) == "cli":
+            return SkipReason(f"run {run.run_id}: the CLI splits its own batches")
+        keys = run_documents(context.instance, run)
+        steps = {k.to_user_string() for k in run.asset_selection or ()}
+        if not steps or not steps <= set(PIPELINE):
+            return SkipReason(f"run {run.run_id} is no run of documents' steps")
+        if len(keys) < 2:
+            return SkipReason(f"run {run.run_id} carried one document: its failure is its own")
+        known = set(context.instance.get_dynamic_partitions(documents_partitions.name))
+        if not set(keys) <= known:
+            return SkipReason(f"run {run.run_id}: a document of it is gone")
+        events = context.instance.all_logs(run.run_id, of_type=DagsterEventType.STEP_FAILURE)
+        failed = failed_documents(e.dagster_event for e in events)
+        part = RunPart(
+            run.tags.get(PART_TAG, ""),
+            tuple(a for a in PIPELINE if a in steps),
+        )
+        documents = tuple(PlannedDocument(k, "", (part,), 1, i) for i, k in enumerate(keys))
+        carried = {k: v for k, v in run.tags.items() if k == "rag_assets/refresh"}
+        return [
+            batch_request(b, f"{run.run_id}:split:{b.keys[0]}", carried)
+            for b in split_failed(Batch(documents, (part,)), failed)
+        ]
+
+    return batch_split_sensor

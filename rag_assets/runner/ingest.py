@@ -8,10 +8,18 @@ from collections import deque
 from contextlib import suppress
 from pathlib import Path
 
-from dagster import AssetKey, DagsterEventType, DagsterInstance
+from dagster import AssetKey, DagsterInstance
 
 from rag_assets.defs.automation import show_automation_state
-from rag_assets.defs.batch import FAILED_DOCUMENTS
+from rag_assets.defs.batch import failed_documents
+from rag_assets.defs.batches import (
+    Batch,
+    PlannedDocument,
+    cut_batches,
+    partition_positions,
+    plan_document,
+    split_failed,
+)
 from rag_assets.defs.build import build_defs
 from rag_assets.defs.dagster_private import (
     execute_in_process,
@@ -22,7 +30,7 @@ from rag_assets.defs.dagster_private import (
 )
 from rag_assets.defs.incremental import plan_runs, report_changes
 from rag_assets.defs.jobs import INGEST_JOB, LAUNCHED_BY_TAG
-from rag_assets.defs.landing import RAW, RunPart, run_parts
+from rag_assets.defs.landing import RunPart, run_parts
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.recovery import process_tags, recover_dead_runs, wait_for_pools
 from rag_assets.errors import ConfigurationError, DocumentError
@@ -36,7 +44,6 @@ from rag_assets.interrupts import (
     stop_signals,
 )
 from rag_assets.parsers.page_pool import drop_read_ahead
-from rag_assets.runner.batches import Batch, PlannedDocument, cut_batches, split_failed
 from rag_assets.runner.outcomes import Outcomes, fill_from_instance, finished_outcome
 from rag_assets.runner.progress import RunProgress, watch_run
 from rag_assets.runner.receipt import DocumentOutcome, place_in_inbox, receipt_digest, write_receipt
@@ -216,9 +223,9 @@ def _run_all(
             else {}
         ),
     }
-    order = {k: i for i, k in enumerate(instance.get_dynamic_partitions(documents_partitions.name))}
+    order = partition_positions(instance.get_dynamic_partitions(documents_partitions.name))
     planned = [
-        _planned(resources["inbox"], settings.inbox_dir, key, relative_path, parts[key], order)
+        plan_document(resources["inbox"], key, relative_path, parts[key], order[key])
         for relative_path, key in zip(relative_paths, keys, strict=True)
     ]
     batches = cut_batches(planned)
@@ -257,23 +264,6 @@ def _run_all(
             write_receipt(settings, relative_paths, digest, fresh)
         else:
             _leave_receipt(settings, instance, graph, relative_paths, keys)
-
-
-def _planned(
-    inbox, inbox_dir: Path, key: str, relative_path: str, parts: list[RunPart], order
-) -> PlannedDocument:
-    """A document's runs, pages and place in partition order, for cutting batches."""
-    try:
-        _, pages = check_document(
-            inbox_dir / relative_path, relative_path, inbox.max_file_mb, inbox.limits
-        )
-    except (DocumentError, OSError):  # raw_documents refuses it: its run fails alone
-        pages, alone = 1, True
-    else:
-        alone = [p.assets for p in parts] == [(RAW,)]
-    return PlannedDocument(
-        key, relative_path, tuple(parts), max(pages or 1, 1), order[key], alone=alone
-    )
 
 
 class ParseAhead:
@@ -357,7 +347,7 @@ class BatchRuns:
             result = self._execute(batch, part)
             stopped = self.outcomes.stop.received()
             if not result.success and len(batch.documents) > 1 and not stopped:
-                queue.extendleft(reversed(split_failed(batch, failed_documents(result))))
+                queue.extendleft(reversed(split_failed(batch, failed_documents(result.all_events))))
                 continue
             if stopped and (rest or not result.success):
                 return False  # interrupted: reported with the documents not started
@@ -404,19 +394,6 @@ class BatchRuns:
             )
             outcome.seconds = self.seconds.get(key, 0.0)
             self.outcomes.add(outcome)
-
-
-def failed_documents(result) -> list[str]:
-    """The documents a failed batch run names as failed (none: it failed as a whole)."""
-    named: list[str] = []
-    for event in result.all_events:
-        if event.event_type != DagsterEventType.STEP_FAILURE:
-            continue
-        data = event.event_specific_data.user_failure_data
-        entry = data.metadata.get(FAILED_DOCUMENTS) if data else None
-        if entry is not None:
-            named.extend(entry.value)
-    return named
 
 
 def _leave_receipt(settings: Settings, instance, graph, relative_paths, keys) -> None:

@@ -11,7 +11,11 @@ from rag_assets.defs.build import build_defs
 from rag_assets.instance import ensure_dagster_home
 from rag_assets.runner.ingest import ingest
 from rag_assets.settings import Settings
-from rag_assets_tests.support.sensors import checked_part_tick, run_as_the_daemon
+from rag_assets_tests.support.sensors import (
+    checked_part_tick,
+    requested_documents,
+    run_as_the_daemon,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -54,6 +58,16 @@ def test_the_refresh_schedule_requests_only_what_is_stale(tmp_path):
         AssetKey("chunk_embeddings"),
         AssetKey("vector_index"),
     ]
+
+    # The template of every document changes: one run carries both, as an ingest batches them.
+    settings.collections_path.write_text(
+        yaml.safe_dump({"collections": [{"name": "all", "match": ["**"], "template": "fixed"}]})
+    )
+    (batch,) = evaluate(build_defs(settings), instance).run_requests
+    assert sorted(requested_documents(instance, batch)) == sorted(
+        o.doc_id for o in outcomes.values()
+    )
+    assert batch.tags["rag_assets/refresh"] == "stale"
 
 
 def test_the_inbox_sensor_reports_file_versions_for_the_stale_status(tmp_path):
@@ -223,7 +237,7 @@ def test_automation_requests_nothing_a_running_cli_ingest_run_does(tmp_path, mon
 
     # Its two runs: the steps without checks, then the checked ones.
     landing, checked = split_parts(PIPELINE)
-    assert _execute(instance, defs, key, landing, {}, RunProgress()).success
+    assert _execute(instance, defs, [key], landing, {}, RunProgress()).success
     result = evaluate_automation_conditions(defs, instance, cursor=cursor)
     assert _requested(result, key) == []
     requested, run, _ = _requests_while_running_and_ending(
@@ -231,7 +245,7 @@ def test_automation_requests_nothing_a_running_cli_ingest_run_does(tmp_path, mon
         instance,
         key,
         result.cursor,
-        lambda: _execute(instance, defs, key, checked, {}, RunProgress()),
+        lambda: _execute(instance, defs, [key], checked, {}, RunProgress()),
         monkeypatch,
     )
     assert run.success

@@ -12,8 +12,10 @@ from rag_assets.runner.ingest import ingest
 from rag_assets.settings import Settings
 from rag_assets.sources.keys import partition_key_for
 from rag_assets_tests.support.sensors import (
+    batch_split_tick,
     checked_part_tick,
     inbox_sensor_tick,
+    requested_documents,
     run_as_the_daemon,
 )
 
@@ -35,7 +37,9 @@ def test_sensor_adds_reruns_and_removes(tmp_path):
 
     result = inbox_sensor_tick(defs, instance, None)
     cursor = result.cursor
-    assert sorted(r.partition_key for r in result.run_requests) == sorted([key_a, key_b])
+    # Neighbours needing the same runs: one batch's run carries both.
+    (batch,) = result.run_requests
+    assert requested_documents(instance, batch) == [key_a, key_b]
     assert set(instance.get_dynamic_partitions("documents")) == {key_a, key_b}
 
     result = inbox_sensor_tick(defs, instance, cursor)
@@ -130,17 +134,24 @@ def test_a_document_failing_before_its_checks_has_them_not_run_in_the_daemon(tmp
     (inbox / "corrupt.pdf").write_bytes(b"%PDF-1.7\n" + b"damaged in transit\n" * 40)
     good, corrupt = partition_key_for("good.md"), partition_key_for("corrupt.pdf")
 
-    cursor = checked_part_tick(defs, instance, None).cursor  # the sensor starts
-    result = inbox_sensor_tick(defs, instance, None)
-    landing = {r.partition_key: run_as_the_daemon(defs, instance, r) for r in result.run_requests}
+    cursor = checked_part_tick(defs, instance, None).cursor  # the sensors start
+    split_cursor = batch_split_tick(defs, instance, None).cursor
+    (batch,) = inbox_sensor_tick(defs, instance, None).run_requests
+    assert sorted(requested_documents(instance, batch)) == sorted([good, corrupt])
+    # The batch's landing run fails naming the corrupt file: each runs alone.
+    assert not run_as_the_daemon(defs, instance, batch).success
+    split = batch_split_tick(defs, instance, split_cursor)
+    assert sorted(r.partition_key for r in split.run_requests) == sorted([good, corrupt])
+    landing = {r.partition_key: run_as_the_daemon(defs, instance, r) for r in split.run_requests}
     assert landing[good].success and not landing[corrupt].success
+    assert batch_split_tick(defs, instance, split.cursor).run_requests == []
     # Only the landing run that succeeded is followed, by one run of the checked steps.
     followed = checked_part_tick(defs, instance, cursor)
     (request,) = followed.run_requests
     assert request.partition_key == good
     assert [k.to_user_string() for k in request.asset_selection] == CHECKED
     assert request.tags[PART_TAG] == CHECKED_PART
-    assert request.tags["rag_assets/sha256"] == landing[good].dagster_run.tags["rag_assets/sha256"]
+
     assert run_as_the_daemon(defs, instance, request).success
     assert checked_part_tick(defs, instance, followed.cursor).run_requests == []
 

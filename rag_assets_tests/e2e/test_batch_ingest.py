@@ -8,15 +8,14 @@ import pyarrow.parquet as pq
 import pytest
 from dagster import AssetKey, DagsterRunStatus, RunsFilter
 
+from rag_assets.defs.batches import cut_batches
 from rag_assets.defs.dagster_private import PARTITION_NAME_TAG
 from rag_assets.defs.status import document_status, latest_metadata
 from rag_assets.index.store import MilvusIndex
 from rag_assets.instance import open_instance
 from rag_assets.runner import ingest as ingest_module
-from rag_assets.runner.batches import cut_batches
 from rag_assets.runner.ingest import ingest
 from rag_assets.settings import Settings
-from rag_assets.sources.keys import partition_key_for
 
 pytestmark = pytest.mark.slow
 
@@ -81,7 +80,7 @@ def test_a_batched_ingest_makes_what_one_run_a_document_makes(tmp_path, monkeypa
     # The broken document's failure is its own run's, on its own partition.
     failed = instance.get_runs(RunsFilter(statuses=[DagsterRunStatus.FAILURE]))
     alone_failures = [r for r in failed if PARTITION_NAME_TAG in r.tags]
-    assert [r.tags[PARTITION_NAME_TAG] for r in alone_failures] == [partition_key_for(BROKEN)]
+    assert [r.tags[PARTITION_NAME_TAG] for r in alone_failures] == [by_name[BROKEN].doc_id]
     # Each document's materializations carry its own metadata and check results.
     for name, outcome in by_name.items():
         if name == BROKEN:

@@ -22,6 +22,7 @@ BENCH_MODULES = (
     "generated_corpus.py",
     "pipelines.py",
     "naive_script.py",
+    "many_documents.py",
 )
 
 
@@ -178,6 +179,7 @@ def test_naive_script_imports_nothing_of_ours() -> None:
     imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert {name.split(".")[0] for name in imported} == {
         "__future__",
+        "docx",
         "json",
         "sys",
         "time",

@@ -15,7 +15,7 @@ from rag_assets.defs.batch import CheckFound, DocumentStep, per_document
 from rag_assets.defs.checks import CHUNK_CHECKS, COVERAGE_CHECKS, specs
 from rag_assets.defs.incremental import arrow_version
 from rag_assets.defs.metadata import chunk_preview, degraded_metadata, inert_markdown, seconds
-from rag_assets.defs.partitions import documents_partitions
+from rag_assets.defs.partitions import document_batches, documents_partitions
 from rag_assets.defs.resources import (
     CollectionsResource,
     EmbeddingResource,
@@ -35,6 +35,7 @@ TABLES_VERSION = "2"  # vision path
 
 @asset(
     partitions_def=documents_partitions,
+    backfill_policy=document_batches,
     io_manager_key="parquet_io_manager",
     group_name="chunks",
     code_version=TABLES_VERSION,
@@ -105,6 +106,7 @@ def _tables(
 
 @asset(
     partitions_def=documents_partitions,
+    backfill_policy=document_batches,
     io_manager_key="parquet_io_manager",
     group_name="chunks",
     code_version=templates_version(),

@@ -9,7 +9,7 @@ from rag_assets.contracts.ir import FURNITURE_TYPES
 from rag_assets.defs.batch import DocumentStep, per_document
 from rag_assets.defs.incremental import content_version
 from rag_assets.defs.metadata import degraded_metadata, inert_markdown, profile_metadata, seconds
-from rag_assets.defs.partitions import documents_partitions
+from rag_assets.defs.partitions import document_batches, documents_partitions
 from rag_assets.defs.resources import (
     CollectionsResource,
     InboxResource,
@@ -45,6 +45,7 @@ def _document_failure(context: AssetExecutionContext, error: Exception) -> Failu
 
 @asset(
     partitions_def=documents_partitions,
+    backfill_policy=document_batches,
     io_manager_key="json_io_manager",
     group_name="documents",
     code_version=SOURCES_VERSION,
@@ -88,6 +89,7 @@ def _land(context: AssetExecutionContext, inbox: InboxResource, key: str) -> Doc
 
 @asset(
     partitions_def=documents_partitions,
+    backfill_policy=document_batches,
     io_manager_key="json_io_manager",
     group_name="documents",
     code_version=PARSE_VERSION,
@@ -171,6 +173,7 @@ def _ocr_metadata(parsed: ParsedDocument) -> dict:
 
 @asset(
     partitions_def=documents_partitions,
+    backfill_policy=document_batches,
     io_manager_key="json_io_manager",
     group_name="documents",
     code_version=NORMALIZE_VERSION,

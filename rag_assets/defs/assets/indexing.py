@@ -3,7 +3,7 @@
 import time
 
 import pyarrow as pa
-from dagster import AssetExecutionContext, BackfillPolicy, Failure, MetadataValue, asset
+from dagster import AssetExecutionContext, Failure, MetadataValue, asset
 
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.contracts.tabular import from_arrow, to_arrow
@@ -17,7 +17,7 @@ from rag_assets.defs.batch import (
 )
 from rag_assets.defs.checks import EMBEDDING_CHECKS, INDEX_CHECKS, specs
 from rag_assets.defs.metadata import seconds
-from rag_assets.defs.partitions import documents_partitions
+from rag_assets.defs.partitions import document_batches, documents_partitions
 from rag_assets.defs.resources import EmbeddingResource, MilvusResource
 from rag_assets.embedding.rows import EmbeddingRow, dense_matrix, embed_rows
 from rag_assets.index.rows import IndexReport, index_rows
@@ -31,23 +31,18 @@ from rag_assets.quality.rollback import replace_checked
 from rag_assets.redaction import redact_url
 from rag_assets.sources.keys import InvalidPartitionKey, check_partition_key
 
-# A backfill hands the model-heavy step up to this many documents per run: the model loads once
-# and their chunks are encoded together. Upstream steps keep one document per run in a backfill,
-# so a broken document fails there alone and never enters the batch (an ingest cuts its own
-# batches, rag_assets.runner.batches, and splits a batch that fails).
-EMBEDDING_BACKFILL = BackfillPolicy.multi_run(max_partitions_per_run=100)
 EMBEDDING_VERSION = "2"  # 2: context_text is embedded
 INDEX_VERSION = "2"  # 2: schema version 2 (context_text BM25, language, FLAT)
 
 
 @asset(
     partitions_def=documents_partitions,
+    backfill_policy=document_batches,
     io_manager_key="parquet_io_manager",
     group_name="index",
     code_version=EMBEDDING_VERSION,
     deps=["embedding_settings"],
     kinds={"parquet", "pytorch"},
-    backfill_policy=EMBEDDING_BACKFILL,
     check_specs=specs("chunk_embeddings", EMBEDDING_CHECKS, blocking=True),
     description="Dense vectors (and sparse weights when the model has them) for every chunk.",
 )
@@ -106,6 +101,7 @@ def chunk_embeddings(
 
 @asset(
     partitions_def=documents_partitions,
+    backfill_policy=document_batches,
     io_manager_key="json_io_manager",
     group_name="index",
     code_version=INDEX_VERSION,

@@ -1,5 +1,7 @@
-"""How an ingest's documents are cut into runs: batches of neighbouring partitions that need the
-same steps, bounded in documents and pages.
+"""How documents are cut into runs: batches of neighbouring partitions that need the same steps,
+bounded in documents and pages. The CLI's ingest, the inbox sensor and the refresh schedule cut
+them the same way; a batch whose run fails is split the same way too (the CLI at once, the
+daemon through `batch_split_sensor`).
 
 A run over several documents names a range of partition keys, so a batch holds documents whose
 keys follow one another in the instance's partition order (a range around another document would
@@ -10,11 +12,17 @@ costs not to matter, and a batch of long documents would hold all of them in mem
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from rag_assets.defs.landing import RunPart
+from dagster import AssetKey, RunRequest
+
+from rag_assets.defs.dagster_private import partition_tags
+from rag_assets.defs.landing import RAW, RunPart
 from rag_assets.defs.partitions import BATCH_DOCUMENTS
+from rag_assets.defs.resources import InboxResource
+from rag_assets.errors import DocumentError
+from rag_assets.sources.raw import check_document
 
 # Pages a batch holds at most: a few long documents, or many short ones.
 BATCH_PAGES = 400
@@ -38,6 +46,42 @@ class Batch:
     @property
     def keys(self) -> list[str]:
         return [d.key for d in self.documents]
+
+
+def plan_document(
+    inbox: InboxResource, key: str, relative_path: str, parts: Sequence[RunPart], position: int
+) -> PlannedDocument:
+    """A document's runs, pages and place in partition order, for cutting batches."""
+    try:
+        _, pages = check_document(
+            inbox.inbox / relative_path, relative_path, inbox.max_file_mb, inbox.limits
+        )
+    except (DocumentError, OSError):  # raw_documents refuses it: its run fails alone
+        pages, alone = 1, True
+    else:
+        alone = [p.assets for p in parts] == [(RAW,)]
+    return PlannedDocument(
+        key, relative_path, tuple(parts), max(pages or 1, 1), position, alone=alone
+    )
+
+
+def partition_positions(known: Sequence[str], adding: Sequence[str] = ()) -> dict[str, int]:
+    """Each key's place in partition order: the instance's keys, then those being added."""
+    return {key: i for i, key in enumerate([*known, *(k for k in adding if k not in known)])}
+
+
+def batch_request(batch: Batch, run_key: str | None, tags: Mapping[str, str]) -> RunRequest:
+    """The daemon's run of a batch's next part: one partition, or the batch's range."""
+    part = batch.parts[0]
+    keys = batch.keys
+    return RunRequest(
+        run_key=run_key,
+        partition_key=keys[0] if len(keys) == 1 else None,
+        # Named, not implied by the job: automation then knows this run executes every step
+        # below a parent it updates, and requests none of them again.
+        asset_selection=[AssetKey(a) for a in part.assets],
+        tags={**tags, **part.tags, **(partition_tags(keys) if len(keys) > 1 else {})},
+    )
 
 
 def cut_batches(

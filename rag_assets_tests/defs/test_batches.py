@@ -1,7 +1,7 @@
 """How an ingest's documents are cut into batch runs, and a failed batch split."""
 
+from rag_assets.defs.batches import Batch, PlannedDocument, cut_batches, split_failed
 from rag_assets.defs.landing import CHECKED_PART, LANDING_PART, RunPart
-from rag_assets.runner.batches import Batch, PlannedDocument, cut_batches, split_failed
 
 LANDING = RunPart(LANDING_PART, ("raw_documents", "parsed_documents"))
 CHECKED = RunPart(CHECKED_PART, ("document_chunks", "vector_index"))
