@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from dagster import (
     AssetCheckEvaluation,
@@ -31,6 +31,8 @@ from dagster import (
 )
 
 from rag_assets.quality.outcome import CheckOutcome
+
+T = TypeVar("T")
 
 # The failure metadata naming each failed document of a batch and its one-line reason.
 FAILED_DOCUMENTS = "failed_documents"
@@ -55,6 +57,33 @@ class DocumentStep:
     checks: list[CheckFound] = field(default_factory=list)
 
 
+class StepLog:
+    """What a step tells of its documents. Alone, each line as it comes; in a batch, the INFO
+    lines of all its documents as one message when the step ends (each line is an event written
+    to the instance: fifty documents' lines would cost fifty writes each), warnings and errors as
+    they come."""
+
+    def __init__(self, log, gather: bool) -> None:
+        self._log, self._gather, self._lines = log, gather, []
+
+    def info(self, message: str) -> None:
+        if self._gather:
+            self._lines.append(message)
+        else:
+            self._log.info(message)
+
+    def warning(self, message: str) -> None:
+        self._log.warning(message)
+
+    def error(self, message: str) -> None:
+        self._log.error(message)
+
+    def flush(self) -> None:
+        if self._lines:
+            self._log.info("\n".join(self._lines))
+            self._lines.clear()
+
+
 def documents(context: AssetExecutionContext) -> list[str]:
     """The run's documents: one partition key, or a batch's range in partition order."""
     return list(context.partition_keys)
@@ -75,26 +104,49 @@ def failure_reason(error: Exception) -> str:
 
 def per_document(
     context: AssetExecutionContext,
-    body: Callable[[str, dict[str, Any]], DocumentStep],
+    body: Callable[[str, dict[str, Any], StepLog], DocumentStep],
     **inputs: Any,
 ) -> Iterator[Any]:
-    """Run `body(partition key, its inputs)` for each document of the run and emit the step's
-    events; see `emit`."""
+    """Run `body(partition key, its inputs, the step's log)` for each document of the run and
+    emit the step's events; see `emit`."""
+    yield from emit(context, each_document(context, body, **inputs))
+
+
+def each_document(
+    context: AssetExecutionContext,
+    body: Callable[[str, dict[str, Any], StepLog], T],
+    **inputs: Any,
+) -> dict[str, T]:
+    """`body(partition key, its inputs, the step's log)` for each document of the run. One
+    document's failure is the step's, as raised; in a batch, every document is tried and the
+    step then fails naming each that failed (`fail_documents`)."""
     keys = documents(context)
-    if len(keys) == 1:  # one document: its failure is the step's, as raised
-        yield from emit(context, {keys[0]: body(keys[0], split_inputs(keys, inputs)[keys[0]])})
-        return
-    made: dict[str, DocumentStep] = {}
+    own = split_inputs(keys, inputs)
+    log = StepLog(context.log, gather=len(keys) > 1)
+    if len(keys) == 1:
+        return {keys[0]: body(keys[0], own[keys[0]], log)}
+    made: dict[str, T] = {}
     failed: dict[str, str] = {}
-    for key, own in split_inputs(keys, inputs).items():
-        try:
-            made[key] = body(key, own)
-        except Exception as error:  # one document's failure must not hide the others'
-            failed[key] = failure_reason(error)
-            context.log.error(f"{key}: {failed[key]}")
-    if failed:
-        raise batch_failure(failed, len(keys))
-    yield from emit(context, made)
+    try:
+        for key in keys:
+            try:
+                made[key] = body(key, own[key], log)
+            except Exception as error:  # one document's failure must not hide the others'
+                failed[key] = failure_reason(error)
+    finally:
+        log.flush()
+    fail_documents(keys, failed)
+    return made
+
+
+def fail_documents(keys: list[str], failed: Mapping[str, str]) -> None:
+    """Fail the step for these documents of the run: a document alone with its own reason, a
+    batch naming each failed document and why."""
+    if not failed:
+        return
+    if len(keys) == 1:
+        raise Failure(description=next(iter(failed.values())), allow_retries=False)
+    raise batch_failure(failed, len(keys))
 
 
 def failed_documents(events: Iterable) -> list[str]:
@@ -160,5 +212,5 @@ def emit(context: AssetExecutionContext, made: Mapping[str, DocumentStep]) -> It
             )
             if spec.blocking and not found.outcome.passed and found.severity == ERROR:
                 blocked.setdefault(key, f"check {found.name} failed")
-    if blocked and len(keys) > 1:
-        raise batch_failure(blocked, len(keys))
+    if len(keys) > 1:  # alone, Dagster fails the step for a blocking check itself
+        fail_documents(keys, blocked)

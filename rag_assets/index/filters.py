@@ -23,6 +23,11 @@ def document_is(doc_id: str) -> str:
     return f"doc_id == {quote(doc_id)}"
 
 
+def documents_in(doc_ids: Sequence[str]) -> str:
+    """The rows of these documents."""
+    return f"doc_id in [{', '.join(quote(i) for i in doc_ids)}]"
+
+
 def chunk_id_in(chunk_ids: Sequence[str]) -> str:
     """The rows of these chunks."""
     return f"chunk_id in [{', '.join(quote(i) for i in chunk_ids)}]"

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rag_assets.errors import ConfigurationError
-from rag_assets.index.filters import chunk_id_in, document_is, within
+from rag_assets.index.filters import chunk_id_in, document_is, documents_in, within
 from rag_assets.index.lite import lite_path, open_lite, release_lite
 from rag_assets.index.rows import (
     IndexRow,
@@ -170,46 +170,66 @@ class MilvusIndex:
         return self._loaded[collection]
 
     def replace_document(self, collection: str, doc_id: str, rows: list[IndexRow]) -> ReplaceResult:
-        """Make `rows` the document's rows: upsert them, then delete its rows not among them.
+        """Make `rows` the document's rows (see `replace_documents`)."""
+        return self.replace_documents(collection, {doc_id: rows})[doc_id]
+
+    def replace_documents(
+        self, collection: str, rows_by_document: dict[str, list[IndexRow]]
+    ) -> dict[str, ReplaceResult]:
+        """Make each document's rows its `rows`: upsert them, then delete its rows not among
+        them; a batch of documents in shared upserts, one query for the stale rows and one
+        flush.
 
         Chunk ids are deterministic (a hash of document, template, position and text), so an
         upsert of an id that already exists writes the same content again. Upserting first means
-        the document is never missing from search while it is replaced. If the call fails
-        midway, the document holds its old rows plus some of the new ones, never anything
+        a document is never missing from search while it is replaced. If the call fails
+        midway, a document holds its old rows plus some of the new ones, never anything
         else; the next run upserts the rest and deletes exactly the ids outside the new set,
         leaving one row per chunk. Readers during a replacement may briefly see both
         generations.
         """
         started = time.perf_counter()
         has_sparse = self._ready(collection)
-        ids = [row.chunk_id for row in rows]
-        if len(set(ids)) != len(ids):
-            raise ValueError(f"document {doc_id!r}: duplicate chunk ids in the rows to index")
-        entities = [self._entity(doc_id, row, has_sparse) for row in rows]
-        upserted = 0
+        entities, upserted = [], dict.fromkeys(rows_by_document, 0)
+        for doc_id, rows in rows_by_document.items():
+            ids = [row.chunk_id for row in rows]
+            if len(set(ids)) != len(ids):
+                raise ValueError(f"document {doc_id!r}: duplicate chunk ids in the rows to index")
+            entities += [self._entity(doc_id, row, has_sparse) for row in rows]
         for start in range(0, len(entities), UPSERT_BATCH):
-            result = self._client.upsert(collection, entities[start : start + UPSERT_BATCH])
-            upserted += int(result.get("upsert_count", 0))
+            part = entities[start : start + UPSERT_BATCH]
+            self._client.upsert(collection, part)
+            for entity in part:
+                upserted[entity["doc_id"]] += 1
         # The stale ids are listed here: in milvus-lite 2.5, once a collection holds some 40,000
         # rows, `chunk_id not in [...]` matches every row of the document, new ones included.
-        kept = set(ids)
+        kept = {row.chunk_id for rows in rows_by_document.values() for row in rows}
         stale = [
-            row["chunk_id"]
-            for row in self.scan(collection, ["chunk_id"], document_is(doc_id))
+            row
+            for row in self.scan(
+                collection, ["chunk_id", "doc_id"], documents_in(list(rows_by_document))
+            )
             if row["chunk_id"] not in kept
         ]
-        deleted = 0
+        deleted = dict.fromkeys(rows_by_document, 0)
         for start in range(0, len(stale), UPSERT_BATCH):
-            deleted += self._delete(collection, chunk_id_in(stale[start : start + UPSERT_BATCH]))
+            part = stale[start : start + UPSERT_BATCH]
+            self._delete(collection, chunk_id_in([row["chunk_id"] for row in part]))
+            for row in part:
+                deleted[row["doc_id"]] += 1
         self._settle(collection)
-        return ReplaceResult(
-            collection=collection,
-            doc_id=doc_id,
-            upserted=upserted,
-            deleted=deleted,
-            row_count=self.count_document(collection, doc_id),
-            seconds=time.perf_counter() - started,
-        )
+        seconds = time.perf_counter() - started
+        return {
+            doc_id: ReplaceResult(
+                collection=collection,
+                doc_id=doc_id,
+                upserted=upserted[doc_id],
+                deleted=deleted[doc_id],
+                row_count=self.count_document(collection, doc_id),
+                seconds=seconds,
+            )
+            for doc_id in rows_by_document
+        }
 
     @staticmethod
     def _entity(doc_id: str, row: IndexRow, has_sparse: bool) -> dict[str, Any]:
@@ -225,6 +245,12 @@ class MilvusIndex:
 
     def document_snapshot(self, collection: str, doc_id: str) -> list[dict[str, Any]]:
         """The document's stored rows (vectors included), to put back if a replacement fails."""
+        return self.documents_snapshot(collection, [doc_id])[doc_id]
+
+    def documents_snapshot(
+        self, collection: str, doc_ids: list[str]
+    ) -> dict[str, list[dict[str, Any]]]:
+        """Each document's stored rows (vectors included), read in one query."""
         has_sparse = self._ready(collection)
         fields = [
             *SCALAR_FIELDS,
@@ -232,7 +258,10 @@ class MilvusIndex:
             "dense",
             *(["sparse_learned"] if has_sparse else []),
         ]
-        return self.scan(collection, fields, document_is(doc_id))
+        snapshots: dict[str, list[dict[str, Any]]] = {doc_id: [] for doc_id in doc_ids}
+        for row in self.scan(collection, fields, documents_in(doc_ids)):
+            snapshots[row["doc_id"]].append(row)
+        return snapshots
 
     def scan(self, collection: str, fields: list[str], expr: str = "") -> list[dict[str, Any]]:
         """Every row matching `expr` (all rows when empty), with `fields`, in batches."""
@@ -259,12 +288,21 @@ class MilvusIndex:
 
     def restore_document(self, collection: str, doc_id: str, rows: list[dict[str, Any]]) -> int:
         """Make a snapshot the document's rows again; an empty snapshot removes the document."""
+        self.restore_documents(collection, {doc_id: rows})
+        return self.count_document(collection, doc_id)
+
+    def restore_documents(
+        self, collection: str, snapshots: dict[str, list[dict[str, Any]]]
+    ) -> None:
+        """Make each snapshot its document's rows again (empty: the document removed)."""
+        if not snapshots:
+            return
         self._ready(collection)
-        self._delete(collection, document_is(doc_id))
+        self._delete(collection, documents_in(list(snapshots)))
+        rows = [row for snapshot in snapshots.values() for row in snapshot]
         for start in range(0, len(rows), UPSERT_BATCH):
             self._client.upsert(collection, rows[start : start + UPSERT_BATCH])
         self._settle(collection)
-        return self.count_document(collection, doc_id)
 
     def delete_document(self, collection: str, doc_id: str) -> int:
         self._ready(collection)

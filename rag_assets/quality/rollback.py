@@ -1,4 +1,5 @@
-"""Replace a document's rows, check them, and put the previous version back when a check fails.
+"""Replace a document's rows (or a batch's), check them, and put the previous version back when a
+check fails.
 
 A document that fails its index checks must not stay searchable half-right: its new rows go,
 and the rows it had before (none, for a new document) are restored exactly. So too when the
@@ -47,19 +48,39 @@ def replace_checked(
     after: Callable[[], dict[str, CheckOutcome]] = dict,
 ) -> CheckedReplace:
     """Replace the document's rows and run `checks`; `after` runs only when they all pass."""
-    previous = index.document_snapshot(collection, doc_id)
+    return replace_checked_many(index, collection, {doc_id: rows}, lambda _: checks(), after)[
+        doc_id
+    ]
+
+
+def replace_checked_many(
+    index: MilvusIndex,
+    collection: str,
+    rows_by_document: dict[str, list[IndexRow]],
+    checks: Callable[[str], dict[str, CheckOutcome]],
+    after: Callable[[], dict[str, CheckOutcome]] = dict,
+) -> dict[str, CheckedReplace]:
+    """Replace a batch of documents' rows in one write and run each document's `checks`; a
+    document failing them gets its previous rows back, alone. `after` runs once, when some
+    document passed, and its outcomes join each passing document's checks."""
+    doc_ids = list(rows_by_document)
+    previous = index.documents_snapshot(collection, doc_ids)
     try:
-        replaced = index.replace_document(collection, doc_id, rows)
-        outcomes = checks()
-        restored = not all(c.passed for c in outcomes.values())
-        if restored:
-            index.restore_document(collection, doc_id, previous)
-        else:
-            outcomes |= after()
+        replaced = index.replace_documents(collection, rows_by_document)
+        outcomes = {doc_id: checks(doc_id) for doc_id in doc_ids}
+        failed = [d for d in doc_ids if not all(c.passed for c in outcomes[d].values())]
+        index.restore_documents(collection, {d: previous[d] for d in failed})
+        if len(failed) < len(doc_ids):
+            shared = after()
+            for doc_id in doc_ids:
+                if doc_id not in failed:
+                    outcomes[doc_id] |= shared
     except BaseException:
-        # Interrupted or failed anywhere above: the rows it had before, whole; a second signal
+        # Interrupted or failed anywhere above: the rows each had before, whole; a second signal
         # waits until they are back.
         with deferred_signals():
-            index.restore_document(collection, doc_id, previous)
+            index.restore_documents(collection, previous)
         raise
-    return CheckedReplace(replaced, outcomes, len(previous), restored)
+    return {
+        d: CheckedReplace(replaced[d], outcomes[d], len(previous[d]), d in failed) for d in doc_ids
+    }

@@ -27,7 +27,7 @@ from rag_assets.index.rows import IndexRow
 from rag_assets.index.store import MilvusIndex
 from rag_assets.normalize.repairs.furniture import restore_lone_furniture, retype_furniture
 from rag_assets.quality.index import check_self_retrieval
-from rag_assets.quality.rollback import replace_checked
+from rag_assets.quality.rollback import replace_checked, replace_checked_many
 from rag_assets_tests.conftest import REPO_ROOT
 
 BIG_FILE_BYTES = 150 * 2**20
@@ -466,6 +466,23 @@ def test_a_replacement_that_fails_its_checks_keeps_the_previous_version(tmp_path
         )
         assert gone.restored and gone.reason().endswith("its rows removed")
         assert index.count_document(collection, "new-1a2b3c4d") == 0
+
+        # A batch in one write: the document failing its checks alone gets its previous rows
+        # back, the other keeps its new ones, and the collection-wide check runs once.
+        good = rows("two-1a2b3c4d", ["Pilots board ships at the outer buoy.", "Dredgers deepen."])
+        new_rows = {"doc-1a2b3c4d": poisoned, "two-1a2b3c4d": good}
+        collection_checks = []
+        batch = replace_checked_many(
+            index,
+            collection,
+            new_rows,
+            lambda doc_id: checks(index, collection, doc_id, new_rows[doc_id])(),
+            after=lambda: collection_checks.append(1) or {},
+        )
+        assert batch["doc-1a2b3c4d"].restored and not batch["two-1a2b3c4d"].restored
+        assert index.count_document(collection, "doc-1a2b3c4d") == 3
+        assert index.count_document(collection, "two-1a2b3c4d") == 2
+        assert collection_checks == [1]
 
 
 # --- the corpus through the pipeline ----------------------------------------------------------

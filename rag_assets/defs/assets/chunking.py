@@ -11,7 +11,7 @@ from rag_assets.chunking import check_chunks, chunk_document
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.contracts.tabular import from_arrow, to_arrow, to_records
-from rag_assets.defs.batch import CheckFound, DocumentStep, per_document
+from rag_assets.defs.batch import CheckFound, DocumentStep, StepLog, per_document
 from rag_assets.defs.checks import CHUNK_CHECKS, COVERAGE_CHECKS, specs
 from rag_assets.defs.incremental import arrow_version
 from rag_assets.defs.metadata import chunk_preview, degraded_metadata, inert_markdown, seconds
@@ -52,14 +52,14 @@ def table_markdown(
 ):
     yield from per_document(
         context,
-        lambda _, own: _tables(context, llm, **own),
+        lambda _, own, log: _tables(log, llm, **own),
         raw_documents=raw_documents,
         normalized_documents=normalized_documents,
     )
 
 
 def _tables(
-    context: AssetExecutionContext,
+    log: StepLog,
     llm: LLMResource,
     raw_documents: RawDocument,
     normalized_documents: StandardizedDocument,
@@ -76,14 +76,14 @@ def _tables(
         include_picture_tables=llm.include_picture_tables,
     )
     rows = outcome.tables
-    context.log.info(
+    log.info(
         f"{len(rows)} tables, {outcome.status}: {outcome.calls} calls, {outcome.cache_hits} cache hits"
     )
     for reason, count in outcome.fallbacks.items():
         if reason != "off":
-            context.log.warning(f"{count} tables fell back to the parser's structure: {reason}")
+            log.warning(f"{count} tables fell back to the parser's structure: {reason}")
     for note in outcome.degraded:
-        context.log.warning(f"{doc.source_path}: {note}")
+        log.warning(f"{doc.source_path}: {note}")
     table = to_arrow(rows, TableMarkdown)
     return DocumentStep(
         table,
@@ -129,14 +129,14 @@ def document_chunks(
 ):
     yield from per_document(
         context,
-        lambda _, own: _chunk(context, collections, embedding, llm, **own),
+        lambda _, own, log: _chunk(log, collections, embedding, llm, **own),
         normalized_documents=normalized_documents,
         table_markdown=table_markdown,
     )
 
 
 def _chunk(
-    context: AssetExecutionContext,
+    log: StepLog,
     collections: CollectionsResource,
     embedding: EmbeddingResource,
     llm: LLMResource,
@@ -163,7 +163,7 @@ def _chunk(
             description=f"{normalized_documents.source_path}: {error}", allow_retries=False
         ) from error
     doc, template, choice, chunks = chunked.doc, chunked.template, chunked.choice, chunked.rows
-    context.log.info(f"{doc.source_path}: template {choice.template} ({choice.reason})")
+    log.info(f"{doc.source_path}: template {choice.template} ({choice.reason})")
     if not chunks:  # an "ok" document with nothing searchable would pass unnoticed
         raise Failure(
             description=f"{doc.source_path}: the {template.name} template made no chunks from "
@@ -176,7 +176,7 @@ def _chunk(
     structure = chunked.structure
     degraded = chunked.degraded
     for note in degraded:
-        context.log.warning(f"{doc.source_path}: {note}")
+        log.warning(f"{doc.source_path}: {note}")
     return DocumentStep(
         table,
         data_version=arrow_version(table),

@@ -6,7 +6,7 @@ from pathlib import Path
 from dagster import AssetExecutionContext, Failure, MetadataValue, asset
 
 from rag_assets.contracts.ir import FURNITURE_TYPES
-from rag_assets.defs.batch import DocumentStep, per_document
+from rag_assets.defs.batch import DocumentStep, StepLog, per_document
 from rag_assets.defs.incremental import content_version
 from rag_assets.defs.metadata import degraded_metadata, inert_markdown, profile_metadata, seconds
 from rag_assets.defs.partitions import document_batches, documents_partitions
@@ -36,8 +36,8 @@ PARSE_VERSION = "6"
 NORMALIZE_VERSION = "12"  # 12: a cover's headings stand beside a first division (Item 1)
 
 
-def _document_failure(context: AssetExecutionContext, error: Exception) -> Failure:
-    context.log.error(str(error))
+def _document_failure(log: StepLog, error: Exception) -> Failure:
+    log.error(str(error))
     return Failure(
         description=str(error), metadata={"error": type(error).__name__}, allow_retries=False
     )
@@ -54,14 +54,14 @@ def _document_failure(context: AssetExecutionContext, error: Exception) -> Failu
     description="The file as it landed in the inbox: a fixed copy, its hash, size, type and page count.",
 )
 def raw_documents(context: AssetExecutionContext, inbox: InboxResource):
-    yield from per_document(context, lambda key, _: _land(context, inbox, key))
+    yield from per_document(context, lambda key, _, log: _land(log, inbox, key))
 
 
-def _land(context: AssetExecutionContext, inbox: InboxResource, key: str) -> DocumentStep:
+def _land(log: StepLog, inbox: InboxResource, key: str) -> DocumentStep:
     try:
         key = check_partition_key(key)
     except InvalidPartitionKey as error:
-        raise _document_failure(context, error) from error
+        raise _document_failure(log, error) from error
     found = find_in_inbox(inbox.inbox, key, inbox.follow_symlinks)
     if found is None:
         raise Failure(
@@ -73,7 +73,7 @@ def _land(context: AssetExecutionContext, inbox: InboxResource, key: str) -> Doc
             found.path, found.relative_path, key, inbox.raw, inbox.max_file_mb, inbox.limits
         )
     except DocumentError as error:
-        raise _document_failure(context, error) from error
+        raise _document_failure(log, error) from error
     return DocumentStep(
         record,
         data_version=content_version(record.model_dump_json()),
@@ -105,13 +105,13 @@ def parsed_documents(
 ):
     yield from per_document(
         context,
-        lambda _, own: _parse(context, parser, collections, **own),
+        lambda _, own, log: _parse(log, parser, collections, **own),
         raw_documents=raw_documents,
     )
 
 
 def _parse(
-    context: AssetExecutionContext,
+    log: StepLog,
     parser: ParserResource,
     collections: CollectionsResource,
     raw_documents: RawDocument,
@@ -120,7 +120,7 @@ def _parse(
     plan = collections.plan(raw_documents.source_path)
     total = raw_documents.page_count
     # A long PDF parses for minutes: say what is under way and how big it is before it starts.
-    context.log.info(
+    log.info(
         f"{raw_documents.source_path}: parsing"
         + (f" {total} pages" if total else f" {raw_documents.file_format}")
     )
@@ -131,20 +131,20 @@ def _parse(
     except (DocumentError, ConfigurationError) as error:
         # Parsers name the fixed copy under raw/; a person knows the file by its inbox path.
         shown = str(error).replace(raw_documents.stored_path, raw_documents.source_path)
-        raise _document_failure(context, type(error)(shown)) from None
-    context.log.info(f"{raw_documents.source_path}: parser {choice.parser} ({choice.reason})")
+        raise _document_failure(log, type(error)(shown)) from None
+    log.info(f"{raw_documents.source_path}: parser {choice.parser} ({choice.reason})")
     if total:
         pages = progress_line(PAGES_PARSED, parsed.page_count or 0, total)
-        context.log.info(f"{raw_documents.source_path}: {pages}")
+        log.info(f"{raw_documents.source_path}: {pages}")
     # A missing optional model is the machine's, said at INFO (and once per process by the
     # router), as is how the file was read; what went wrong with this file is a warning.
     for note in choice.fallbacks:
-        log = context.log.info if choice.from_setup else context.log.warning
-        log(f"{raw_documents.source_path}: {note}")
+        say = log.info if choice.from_setup else log.warning
+        say(f"{raw_documents.source_path}: {note}")
     for note in parsed.notes:
-        context.log.info(f"{raw_documents.source_path}: {note}")
+        log.info(f"{raw_documents.source_path}: {note}")
     for loss in parsed.losses:
-        context.log.warning(f"{raw_documents.source_path}: degraded: {loss}")
+        log.warning(f"{raw_documents.source_path}: degraded: {loss}")
     return DocumentStep(
         parsed,
         data_version=content_version(parsed.model_dump_json()),
@@ -191,14 +191,14 @@ def normalized_documents(
 ):
     yield from per_document(
         context,
-        lambda _, own: _normalize(context, inbox, parser, llm, **own),
+        lambda _, own, log: _normalize(log, inbox, parser, llm, **own),
         raw_documents=raw_documents,
         parsed_documents=parsed_documents,
     )
 
 
 def _normalize(
-    context: AssetExecutionContext,
+    log: StepLog,
     inbox: InboxResource,
     parser: ParserResource,
     llm: LLMResource,
@@ -217,25 +217,25 @@ def _normalize(
         )
     except DocumentError as error:
         shown = str(error).replace(raw_documents.stored_path, raw_documents.source_path)
-        raise _document_failure(context, DocumentError(shown)) from error
+        raise _document_failure(log, DocumentError(shown)) from error
     profile_by = "rules"
     if (client := llm.client()) is not None:
         doc, profile_by = with_llm_profile(
             doc, client, ProfileCache(Path(llm.cache_dir) / "profiles")
         )
-        context.log.info(f"{raw_documents.source_path}: profile from {profile_by}")
+        log.info(f"{raw_documents.source_path}: profile from {profile_by}")
     counts: dict[str, int] = {}
     for element in doc.elements:
         counts[element.type] = counts.get(element.type, 0) + 1
     # Running headers and footers alone are no content: such a document fails, saying why.
     if not any(e.text.strip() for e in doc.elements if e.type not in FURNITURE_TYPES):
         raise _document_failure(
-            context,
+            log,
             DocumentError(f"{raw_documents.source_path}: {no_text_reason(parsed_documents)}"),
         )
     degraded = doc.metadata.get("degraded", [])
     for note in degraded:
-        context.log.warning(f"{raw_documents.source_path}: {note}")
+        log.warning(f"{raw_documents.source_path}: {note}")
     return DocumentStep(
         doc,
         metadata={

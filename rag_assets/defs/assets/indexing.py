@@ -11,8 +11,9 @@ from rag_assets.defs.batch import (
     CheckFound,
     DocumentStep,
     documents,
+    each_document,
     emit,
-    per_document,
+    fail_documents,
     split_inputs,
 )
 from rag_assets.defs.checks import EMBEDDING_CHECKS, INDEX_CHECKS, specs
@@ -27,7 +28,7 @@ from rag_assets.quality.index import (
     check_row_count,
     check_self_retrieval,
 )
-from rag_assets.quality.rollback import replace_checked
+from rag_assets.quality.rollback import replace_checked_many
 from rag_assets.redaction import redact_url
 from rag_assets.sources.keys import InvalidPartitionKey, check_partition_key
 
@@ -119,73 +120,82 @@ def vector_index(
     chunk_embeddings,
 ):
     embedder, _ = embedding.load()
-    # One connection for the batch; each document's rows are still replaced as a whole.
+    started = time.perf_counter()
+    prepared = each_document(
+        context,
+        lambda key, own, _: _rows(key, **own),
+        document_chunks=document_chunks,
+        chunk_embeddings=chunk_embeddings,
+    )
+    # One connection, one write, one flush and one collection-wide check for the batch; each
+    # document's rows are still checked, and put back on failure, on their own.
     with milvus.open() as index:
         collection = index.ensure_collection(embedder.name, embedder.dimension, embedder.has_sparse)
-        yield from per_document(
-            context,
-            lambda key, own: _index(key, milvus, index, collection, embedder, **own),
-            document_chunks=document_chunks,
-            chunk_embeddings=chunk_embeddings,
+        checked = replace_checked_many(
+            index,
+            collection,
+            {key: rows for key, (_, rows) in prepared.items()},
+            lambda key: {
+                "index_rows_match_chunks": check_row_count(
+                    index.count_document(collection, key),
+                    len(prepared[key][0]),
+                    len(prepared[key][0]) - len(prepared[key][1]),
+                ),
+                "chunks_find_themselves": check_self_retrieval(
+                    index, collection, key, prepared[key][1]
+                ),
+            },
+            # After the writes, across every document: none may have crowded others out.
+            after=lambda: {
+                "collection_chunks_find_themselves": check_collection_self_retrieval(
+                    index, collection
+                )
+            },
         )
+    fail_documents(
+        list(prepared),
+        {
+            key: f"{_source(prepared[key][0], key)}: {found.reason()}"
+            for key, found in checked.items()
+            if found.restored
+        },
+    )
+    elapsed = seconds((time.perf_counter() - started) / len(prepared))
+    made = {
+        key: DocumentStep(
+            IndexReport(
+                doc_id=key,
+                collection=collection,
+                uri=redact_url(milvus.uri),
+                model=embedder.name,
+                dimension=embedder.dimension,
+                rows=found.replaced.row_count,
+                upserted=found.replaced.upserted,
+                deleted_stale=found.replaced.deleted,
+            ),
+            metadata={
+                "collection": collection,
+                "milvus_uri": redact_url(milvus.uri),
+                "rows": found.replaced.row_count,
+                "deleted_stale": found.replaced.deleted,
+                "index_seconds": elapsed,
+            },
+            checks=[CheckFound(name, outcome) for name, outcome in found.checks.items()],
+        )
+        for key, found in checked.items()
+    }
+    yield from emit(context, made)
 
 
-def _index(
-    key: str,
-    milvus: MilvusResource,
-    index,
-    collection: str,
-    embedder,
-    document_chunks: pa.Table,
-    chunk_embeddings: pa.Table,
-) -> DocumentStep:
+def _rows(key: str, document_chunks: pa.Table, chunk_embeddings: pa.Table):
+    """A document's chunks and the index rows made of them and their vectors."""
     try:
         key = check_partition_key(key)
     except InvalidPartitionKey as error:
         raise Failure(description=str(error), allow_retries=False) from error
     chunks = from_arrow(document_chunks, ChunkRow)
-    vectors = from_arrow(chunk_embeddings, EmbeddingRow)
-    started = time.perf_counter()
-    rows = index_rows(chunks, vectors)
-    checked = replace_checked(
-        index,
-        collection,
-        key,
-        rows,
-        lambda: {
-            "index_rows_match_chunks": check_row_count(
-                index.count_document(collection, key), len(chunks), len(chunks) - len(rows)
-            ),
-            "chunks_find_themselves": check_self_retrieval(index, collection, key, rows),
-        },
-        # After the write, across every document: this one must not have crowded others out.
-        after=lambda: {
-            "collection_chunks_find_themselves": check_collection_self_retrieval(index, collection)
-        },
-    )
-    count = index.count_document(collection, key)
-    if checked.restored:
-        source = chunks[0].source_path if chunks else key
-        raise Failure(description=f"{source}: {checked.reason()}", allow_retries=False)
-    replaced = checked.replaced
-    report = IndexReport(
-        doc_id=key,
-        collection=collection,
-        uri=redact_url(milvus.uri),
-        model=embedder.name,
-        dimension=embedder.dimension,
-        rows=count,
-        upserted=replaced.upserted,
-        deleted_stale=replaced.deleted,
-    )
-    return DocumentStep(
-        report,
-        metadata={
-            "collection": collection,
-            "milvus_uri": redact_url(milvus.uri),
-            "rows": count,
-            "deleted_stale": replaced.deleted,
-            "index_seconds": seconds(time.perf_counter() - started),
-        },
-        checks=[CheckFound(name, found) for name, found in checked.checks.items()],
-    )
+    return chunks, index_rows(chunks, from_arrow(chunk_embeddings, EmbeddingRow))
+
+
+def _source(chunks: list[ChunkRow], key: str) -> str:
+    return chunks[0].source_path if chunks else key
