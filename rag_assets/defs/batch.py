@@ -49,7 +49,9 @@ class CheckFound:
 @dataclass
 class DocumentStep:
     """What a step made of one document: the value stored for its partition, the metadata its
-    materialization shows, its data version (None: Dagster's own) and its check results."""
+    materialization shows, its data version and its check results. Dagster takes one data
+    version for a step's output, so a batch's materializations carry Dagster's own (from the
+    code version and the inputs'), a document alone this one (None: Dagster's own too)."""
 
     value: Any
     metadata: Mapping[str, Any]

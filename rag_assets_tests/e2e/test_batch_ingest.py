@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pyarrow.parquet as pq
 import pytest
+import yaml
 from dagster import AssetKey, DagsterRunStatus, RunsFilter
 
 from rag_assets.defs.batches import cut_batches
@@ -16,6 +17,9 @@ from rag_assets.instance import open_instance
 from rag_assets.runner import ingest as ingest_module
 from rag_assets.runner.ingest import ingest
 from rag_assets.settings import Settings
+from rag_assets.templates import registry
+from rag_assets.templates.registry import register_template
+from rag_assets.templates.semantic import SemanticTemplate
 
 pytestmark = pytest.mark.slow
 
@@ -108,3 +112,45 @@ def test_a_batched_ingest_makes_what_one_run_a_document_makes(tmp_path, monkeypa
     again = ingest(batched, [folder])
     assert all(o.success and not o.ran for o in again)
     assert len(instance.get_runs()) == before + 2
+
+
+class PagesBeyondTheDocument(SemanticTemplate):
+    """Deliberately broken: claims every chunk sits on page 99."""
+
+    name = "broken_pages"
+    version = "1"
+
+    def chunk(self, doc, counter):
+        return [
+            c.model_copy(update={"page_start": 99, "page_end": 99})
+            for c in super().chunk(doc, counter)
+        ]
+
+
+def test_a_blocking_check_failing_in_a_batch_stops_that_document_alone(tmp_path, monkeypatch):
+    pymupdf = pytest.importorskip("pymupdf")
+    # The registry is process-wide: a copy for this test keeps the broken template out of others.
+    monkeypatch.setattr(registry, "_templates", dict(registry._templates))
+    register_template("broken_pages", PagesBeyondTheDocument)
+    settings = Settings(data_dir=tmp_path / "data")
+    settings.collections_path.parent.mkdir(parents=True)
+    settings.collections_path.write_text(
+        yaml.safe_dump(
+            {"collections": [{"name": "broken", "match": ["**/b.pdf"], "template": "broken_pages"}]}
+        )
+    )
+    folder = tmp_path / "manuals"
+    folder.mkdir()
+    for name in ("a", "b", "c", "d"):
+        with pymupdf.open() as pdf:
+            pdf.new_page().insert_text((72, 72), f"Manual {name}: grease bearing {name} weekly.")
+            pdf.save(folder / f"{name}.pdf")
+    outcomes = {o.source_path[-5:]: o for o in ingest(settings, [folder])}
+    good = [outcomes[name].doc_id for name in ("a.pdf", "c.pdf", "d.pdf")]
+    assert all(outcomes[name].success for name in ("a.pdf", "c.pdf", "d.pdf"))
+    assert not outcomes["b.pdf"].success
+    assert outcomes["b.pdf"].failed_checks == ["pages_within_document"]
+    instance = open_instance(settings)
+    assert instance.get_materialized_partitions(AssetKey("chunk_embeddings")) == set(good)
+    # The batch's landing run, its checked run failing naming b, then b alone, a, and c with d.
+    assert len(instance.get_runs()) == 5
