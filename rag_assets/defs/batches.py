@@ -19,13 +19,10 @@ from dagster import AssetKey, RunRequest
 
 from rag_assets.defs.dagster_private import partition_tags
 from rag_assets.defs.landing import RAW, RunPart
-from rag_assets.defs.partitions import BATCH_DOCUMENTS
 from rag_assets.defs.resources import InboxResource
 from rag_assets.errors import DocumentError
+from rag_assets.settings.groups import BATCH_DOCUMENTS, BATCH_PAGES
 from rag_assets.sources.raw import check_document
-
-# Pages a batch holds at most: a few long documents, or many short ones.
-BATCH_PAGES = 400
 
 
 @dataclass(frozen=True)

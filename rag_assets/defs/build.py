@@ -103,6 +103,8 @@ def build_defs(settings: Settings) -> Definitions:
                 follow_symlinks=settings.inbox_follow_symlinks,
                 max_file_mb=settings.max_file_mb,
                 **settings.limits.model_dump(),
+                batch_documents=settings.batch_documents,
+                batch_pages=settings.batch_pages,
             ),
             "parser": ParserResource(
                 docling_artifacts_path=settings.docling_artifacts_path,

@@ -3,11 +3,12 @@ them in batches."""
 
 from dagster import BackfillPolicy, DynamicPartitionsDefinition
 
+from rag_assets.settings.groups import BATCH_DOCUMENTS
+
 documents_partitions = DynamicPartitionsDefinition(name="documents")
 
-# A partition is a document; a run is a batch of up to this many (run launch, step start, model
-# and index opening are paid once a batch; the model encodes the batch's chunks together). An
-# ingest, the inbox sensor and the refresh schedule cut their batches (defs/batches.py); a
+# A partition is a document; a run is a batch (run launch, step start, model and index opening
+# are paid once a batch; the model encodes the batch's chunks together). An ingest, the inbox
+# sensor and the refresh schedule cut their batches (defs/batches.py, RAG_ASSETS_BATCH_*); a
 # backfill cuts its runs by this policy. `batch_split_sensor` splits a batch's failed run.
-BATCH_DOCUMENTS = 50
 document_batches = BackfillPolicy.multi_run(max_partitions_per_run=BATCH_DOCUMENTS)

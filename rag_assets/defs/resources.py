@@ -9,6 +9,7 @@ from dagster import ConfigurableResource
 from pydantic import PrivateAttr
 
 from rag_assets.parsers.routing import ParserRouter
+from rag_assets.settings.groups import BATCH_DOCUMENTS, BATCH_PAGES
 from rag_assets.settings.limits import DocumentLimits
 from rag_assets.sources.collections import (
     DocumentPlan,
@@ -19,7 +20,8 @@ from rag_assets.sources.collections import (
 
 
 class InboxResource(ConfigurableResource):
-    """The watched folder of documents and where their fixed copies are kept."""
+    """The watched folder of documents, where their fixed copies are kept, and how many of them
+    a run carries."""
 
     inbox_dir: str
     raw_dir: str
@@ -31,6 +33,9 @@ class InboxResource(ConfigurableResource):
     max_archive_entries: int = DocumentLimits.model_fields["max_archive_entries"].default
     max_compression_ratio: float = DocumentLimits.model_fields["max_compression_ratio"].default
     max_elements: int = DocumentLimits.model_fields["max_elements"].default
+    # How many documents, and pages, a run carries (RAG_ASSETS_BATCH_*): defs/batches.py
+    batch_documents: int = BATCH_DOCUMENTS
+    batch_pages: int = BATCH_PAGES
 
     @property
     def limits(self) -> DocumentLimits:

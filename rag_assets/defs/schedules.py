@@ -85,7 +85,7 @@ def build_refresh_schedule(job, cron_schedule: str):
         ]
         requests = [
             batch_request(batch, None, {"rag_assets/refresh": "stale"})
-            for batch in cut_batches(planned)
+            for batch in cut_batches(planned, inbox.batch_documents, inbox.batch_pages)
         ]
         for p in plans:
             if p.assets:

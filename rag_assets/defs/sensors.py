@@ -94,7 +94,7 @@ def _first_part_requests(
         for key in shas
     ]
     requests = []
-    for batch in cut_batches(planned):
+    for batch in cut_batches(planned, inbox.batch_documents, inbox.batch_pages):
         contents = [f"{key}:{shas[key]}" for key in batch.keys]
         if len(contents) == 1:
             tags = {"rag_assets/sha256": shas[batch.keys[0]]}

@@ -228,7 +228,8 @@ def _run_all(
         plan_document(resources["inbox"], key, relative_path, parts[key], order[key])
         for relative_path, key in zip(relative_paths, keys, strict=True)
     ]
-    batches = cut_batches(planned)
+    inbox = resources["inbox"]
+    batches = cut_batches(planned, inbox.batch_documents, inbox.batch_pages)
     to_parse = [
         d.relative_path
         for b in batches

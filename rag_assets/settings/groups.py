@@ -221,8 +221,14 @@ class RerankSettings(EnvSettings):
     )
 
 
+# A run carries up to this many documents and pages (runs: defs/batches.py; backfills: the
+# assets' BackfillPolicy, which takes the documents' figure as it is here).
+BATCH_DOCUMENTS = 50
+BATCH_PAGES = 400
+
+
 class ScheduleSettings(EnvSettings):
-    """When the schedules run (cron, UTC)."""
+    """When the schedules run (cron, UTC), and how many documents a run carries."""
 
     refresh_cron: str = Field(
         "0 2 * * *",
@@ -231,4 +237,18 @@ class ScheduleSettings(EnvSettings):
     evaluation_cron: str = Field(
         "0 4 * * 0",
         description="when `retrieval_evaluation` is re-run: weekly, Sunday 04:00 UTC",
+    )
+    batch_documents: int = Field(
+        BATCH_DOCUMENTS,
+        ge=1,
+        description=(
+            "documents a run of `ingest`, the inbox sensor or the refresh schedule carries at "
+            "most (neighbours needing the same steps; a backfill from the UI takes "
+            f"{BATCH_DOCUMENTS})"
+        ),
+    )
+    batch_pages: int = Field(
+        BATCH_PAGES,
+        ge=1,
+        description="pages a run's batch holds at most; a longer document runs alone",
     )

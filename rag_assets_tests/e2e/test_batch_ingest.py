@@ -9,12 +9,10 @@ import pytest
 import yaml
 from dagster import AssetKey, DagsterRunStatus, RunsFilter
 
-from rag_assets.defs.batches import cut_batches
 from rag_assets.defs.dagster_private import PARTITION_NAME_TAG
 from rag_assets.defs.status import document_status, latest_metadata
 from rag_assets.index.store import MilvusIndex
 from rag_assets.instance import open_instance
-from rag_assets.runner import ingest as ingest_module
 from rag_assets.runner.ingest import ingest
 from rag_assets.settings import Settings
 from rag_assets.templates import registry
@@ -39,11 +37,8 @@ def _inbox(root):
     return folder
 
 
-def _ingest(root, monkeypatch, max_documents: int):
-    monkeypatch.setattr(
-        ingest_module, "cut_batches", lambda docs: cut_batches(docs, max_documents=max_documents)
-    )
-    settings = Settings(data_dir=root / "data")
+def _ingest(root, batch_documents: int):
+    settings = Settings(data_dir=root / "data", batch_documents=batch_documents)
     outcomes = ingest(settings, [_inbox(root)])
     return settings, {o.source_path.rsplit("/", 1)[-1]: o for o in outcomes}
 
@@ -65,9 +60,9 @@ def _made(settings: Settings) -> dict[str, object]:
     return made
 
 
-def test_a_batched_ingest_makes_what_one_run_a_document_makes(tmp_path, monkeypatch):
-    batched, by_name = _ingest(tmp_path / "batched", monkeypatch, max_documents=20)
-    alone, _ = _ingest(tmp_path / "alone", monkeypatch, max_documents=1)
+def test_a_batched_ingest_makes_what_one_run_a_document_makes(tmp_path):
+    batched, by_name = _ingest(tmp_path / "batched", batch_documents=20)
+    alone, _ = _ingest(tmp_path / "alone", batch_documents=1)
 
     good = [o for name, o in by_name.items() if name != BROKEN]
     assert len(good) == NOTES and all(o.success and o.chunks > 0 for o in good)
