@@ -30,6 +30,7 @@ from dagster import (
     Output,
 )
 
+from rag_assets.defs.dagster_private import set_partition_data_versions
 from rag_assets.quality.outcome import CheckOutcome
 
 T = TypeVar("T")
@@ -49,9 +50,8 @@ class CheckFound:
 @dataclass
 class DocumentStep:
     """What a step made of one document: the value stored for its partition, the metadata its
-    materialization shows, its data version and its check results. Dagster takes one data
-    version for a step's output, so a batch's materializations carry Dagster's own (from the
-    code version and the inputs'), a document alone this one (None: Dagster's own too)."""
+    materialization shows, its data version (None: Dagster's own, from the code version and the
+    inputs') and its check results."""
 
     value: Any
     metadata: Mapping[str, Any]
@@ -187,6 +187,10 @@ def emit(context: AssetExecutionContext, made: Mapping[str, DocumentStep]) -> It
     else:
         for key, step in made.items():
             context.add_asset_metadata(dict(step.metadata), partition_key=key)
+        set_partition_data_versions(
+            context,
+            {key: step.data_version.value for key, step in made.items() if step.data_version},
+        )
         yield Output({key: step.value for key, step in made.items()})
     asset_key = context.assets_def.key
     names = {found.name for step in made.values() for found in step.checks}

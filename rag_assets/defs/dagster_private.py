@@ -13,7 +13,9 @@ Why each is needed:
 - the instance's automation switch (`set_auto_materialize_paused`, `InstigatorType`): the UI's
   "Auto-materialize on/off" tag reads it, while automation runs as `automation_sensor`.
 - input provenance of observed partitions (`DataVersionCache`): see
-  `_partitions_data_version`, installed on import.
+  `_partitions_data_version`, installed on import;
+- each document's own data version in a batch's output (`_get_output_asset_events`): see
+  `_with_partition_data_versions`, installed on import.
 """
 
 from __future__ import annotations
@@ -21,9 +23,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from dagster import DagsterEventType
+from dagster import AssetMaterialization, DagsterEventType
 from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
 from dagster._core.definitions.data_version import (
+    DATA_VERSION_IS_USER_PROVIDED_TAG,
     DATA_VERSION_TAG,
     CachingStaleStatusResolver,
     StaleStatus,
@@ -31,6 +34,7 @@ from dagster._core.definitions.data_version import (
 )
 from dagster._core.event_api import PartitionKeyFilter
 from dagster._core.execution.context.data_version_cache import DataVersionCache
+from dagster._core.execution.plan import execute_step
 from dagster._core.scheduler.instigation import InstigatorType
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
 from dagster._core.storage.tags import (
@@ -64,6 +68,7 @@ __all__ = [
     "mark_interrupt_received",
     "pop_captured_interrupt",
     "set_auto_materialize_paused",
+    "set_partition_data_versions",
 ]
 
 # (module, name) of each private API, imported here at first use or above.
@@ -97,6 +102,9 @@ PRIVATE_APIS = (
     ("dagster._core.definitions.job_base", "InMemoryJob"),
     ("dagster._core.execution.api", "execute_run"),
     ("dagster._core.execution.context.data_version_cache", "DataVersionCache"),
+    ("dagster._core.definitions.data_version", "DATA_VERSION_IS_USER_PROVIDED_TAG"),
+    ("dagster._core.execution.plan", "execute_step"),
+    ("dagster._core.execution.plan.execute_step", "_get_output_asset_events"),
 )
 
 
@@ -192,3 +200,59 @@ def _partitions_data_version(self: DataVersionCache, key, partition_keys):
 # Kept to check (test_dagster_private) that the method replaced is still Dagster's, as it was.
 DAGSTER_PARTITIONS_DATA_VERSION = DataVersionCache._get_partitions_data_version_from_keys
 DataVersionCache._get_partitions_data_version_from_keys = _partitions_data_version
+
+
+# {(run id, asset key): {partition: data version}}: a batch's outputs' own versions, set by the
+# step just before its output (`set_partition_data_versions`) and taken as its events are made.
+_PARTITION_DATA_VERSIONS: dict[tuple[str, object], dict[str, str]] = {}
+
+
+def set_partition_data_versions(context, versions: dict[str, str]) -> None:
+    """The data version of each partition of the output the step yields next: Dagster takes one
+    version for a step's output, so a batch's documents would otherwise share Dagster's logical
+    one, and a document re-made identically in a batch would not leave its children fresh as it
+    does alone."""
+    _PARTITION_DATA_VERSIONS[(context.run.run_id, context.assets_def.key)] = versions
+
+
+def _with_partition_data_versions(
+    asset_key,
+    asset_partitions,
+    output,
+    output_def,
+    io_manager_metadata,
+    step_context,
+    execution_type,
+):
+    """Dagster's materialization events for an output, each partition's data version its own
+    where the step set one (as a document alone sets it on its Output)."""
+    versions = _PARTITION_DATA_VERSIONS.pop((step_context.run_id, asset_key), {})
+    events = DAGSTER_OUTPUT_ASSET_EVENTS(
+        asset_key,
+        asset_partitions,
+        output,
+        output_def,
+        io_manager_metadata,
+        step_context,
+        execution_type,
+    )
+    for event in events:
+        version = versions.get(getattr(event, "partition", None))
+        if version is None or not isinstance(event, AssetMaterialization):
+            yield event
+            continue
+        yield AssetMaterialization(
+            asset_key=event.asset_key,
+            partition=event.partition,
+            metadata=event.metadata,
+            tags={
+                **event.tags,
+                DATA_VERSION_TAG: version,
+                DATA_VERSION_IS_USER_PROVIDED_TAG: "true",
+            },
+        )
+
+
+# Kept to check (test_dagster_private) that the function replaced is still Dagster's, as it was.
+DAGSTER_OUTPUT_ASSET_EVENTS = execute_step._get_output_asset_events
+execute_step._get_output_asset_events = _with_partition_data_versions

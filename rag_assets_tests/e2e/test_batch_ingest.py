@@ -7,9 +7,9 @@ from __future__ import annotations
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from dagster import AssetKey, DagsterRunStatus, RunsFilter
+from dagster import AssetKey, DagsterEventType, DagsterRunStatus, RunsFilter
 
-from rag_assets.defs.dagster_private import PARTITION_NAME_TAG
+from rag_assets.defs.dagster_private import DATA_VERSION_TAG, PARTITION_NAME_TAG
 from rag_assets.defs.status import document_status, latest_metadata
 from rag_assets.index.store import MilvusIndex
 from rag_assets.instance import open_instance
@@ -60,6 +60,19 @@ def _made(settings: Settings) -> dict[str, object]:
     return made
 
 
+def _content_versions(settings: Settings) -> dict[str, dict[str, str]]:
+    instance = open_instance(settings)
+    keys = instance.get_dynamic_partitions("documents")
+    versions = {}
+    # (the raw record and the parse name the data folder's paths: their versions differ by folder)
+    for asset in ("table_markdown", "document_chunks"):
+        tags = instance.event_log_storage.get_latest_tags_by_partition(
+            AssetKey(asset), DagsterEventType.ASSET_MATERIALIZATION, [DATA_VERSION_TAG], keys
+        )
+        versions[asset] = {key: t[DATA_VERSION_TAG] for key, t in tags.items()}
+    return versions
+
+
 def test_a_batched_ingest_makes_what_one_run_a_document_makes(tmp_path):
     batched, by_name = _ingest(tmp_path / "batched", batch_documents=20)
     alone, _ = _ingest(tmp_path / "alone", batch_documents=1)
@@ -71,6 +84,9 @@ def test_a_batched_ingest_makes_what_one_run_a_document_makes(tmp_path):
     assert "note-20b.pdf" in broken.error and "documents failed" not in broken.error
 
     assert _made(batched) == _made(alone)
+    # Each document's content version is its own, as alone: one re-made identically in a batch
+    # leaves its children fresh.
+    assert _content_versions(batched) == _content_versions(alone)
 
     instance = open_instance(batched)
     runs = instance.get_runs()

@@ -59,3 +59,21 @@ def test_the_replaced_input_version_method_is_still_dagsters_as_it_was() -> None
     assert list(inspect.signature(original).parameters) == ["self", "key", "partition_keys"]
     # Still the materializations-only read the replacement extends to observations.
     assert "ASSET_MATERIALIZATION" in inspect.getsource(original)
+
+
+def test_the_wrapped_output_events_function_is_still_dagsters_as_it_was() -> None:
+    import inspect
+
+    original = dagster_private.DAGSTER_OUTPUT_ASSET_EVENTS
+    assert original.__module__ == "dagster._core.execution.plan.execute_step"
+    assert list(inspect.signature(original).parameters) == [
+        "asset_key",
+        "asset_partitions",
+        "output",
+        "output_def",
+        "io_manager_metadata",
+        "step_context",
+        "execution_type",
+    ]
+    # One data version for every partition of the output: what the wrapper makes per partition.
+    assert "tags_for_event = {**all_tags}" in inspect.getsource(original)
