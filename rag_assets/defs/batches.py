@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from dagster import AssetKey, RunRequest
 
 from rag_assets.defs.dagster_private import partition_tags
-from rag_assets.defs.landing import RAW, RunPart
+from rag_assets.defs.landing import LANDING_PART, RAW, RunPart, split_parts
 from rag_assets.defs.resources import InboxResource
 from rag_assets.errors import DocumentError
 from rag_assets.settings.groups import BATCH_DOCUMENTS, BATCH_PAGES
@@ -46,19 +46,23 @@ class Batch:
 
 
 def plan_document(
-    inbox: InboxResource, key: str, relative_path: str, parts: Sequence[RunPart], position: int
+    inbox: InboxResource, key: str, relative_path: str, assets: Sequence[str], position: int
 ) -> PlannedDocument:
-    """A document's runs, pages and place in partition order, for cutting batches."""
+    """A document's runs for its stale `assets` (graph order), its pages and its place in
+    partition order. A file raw_documents refuses (missing, over a limit, not of its type: the
+    checks it makes before copying) gets a run of raw_documents alone, so it fails where it
+    fails and the steps below it read missing, not failed."""
+    if not assets:
+        return PlannedDocument(key, relative_path, (), 1, position)
     try:
         _, pages = check_document(
             inbox.inbox / relative_path, relative_path, inbox.max_file_mb, inbox.limits
         )
-    except (DocumentError, OSError):  # raw_documents refuses it: its run fails alone
-        pages, alone = 1, True
-    else:
-        alone = [p.assets for p in parts] == [(RAW,)]
+    except (DocumentError, OSError):
+        parts = [RunPart(LANDING_PART, (RAW,))] if RAW in assets else split_parts(assets)
+        return PlannedDocument(key, relative_path, tuple(parts), 1, position, alone=True)
     return PlannedDocument(
-        key, relative_path, tuple(parts), max(pages or 1, 1), position, alone=alone
+        key, relative_path, tuple(split_parts(assets)), max(pages or 1, 1), position
     )
 
 

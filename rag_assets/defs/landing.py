@@ -9,13 +9,12 @@ that run succeeded, "checked" (document_chunks and below, with their checks; a b
 still gates the steps after it in that run). A document failing before its checked steps has
 its checks not run rather than failed. When only one part is stale, one run does.
 
-A file that raw_documents refuses (missing, over a limit, not of its type: the checks it makes
-before copying) gets a landing run of raw_documents alone, so it fails where it fails and the
-steps below it read missing, not failed.
+A file that raw_documents refuses gets a landing run of raw_documents alone
+(`defs.batches.plan_document`).
 
 The CLI runs the parts one after the other (`rag_assets.runner.ingest`); in the daemon the
 inbox sensor and the refresh schedule request the first part and `checked_part_sensor` the next
-one when it succeeds.
+one when it succeeds. A batch of documents runs its parts the same way (`defs/batches.py`).
 """
 
 from __future__ import annotations
@@ -24,9 +23,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rag_assets.defs.assets import CHECKED, PIPELINE
-from rag_assets.defs.resources import InboxResource
-from rag_assets.errors import DocumentError
-from rag_assets.sources.raw import check_document
 
 RAW = "raw_documents"
 PART_TAG = "rag_assets/part"
@@ -46,15 +42,6 @@ class RunPart:
         return {PART_TAG: self.name} if self.name else {}
 
 
-def landing_refused(inbox: InboxResource, relative_path: str) -> bool:
-    """Whether raw_documents will fail on this inbox file, by the checks it makes first."""
-    try:
-        check_document(inbox.inbox / relative_path, relative_path, inbox.max_file_mb, inbox.limits)
-    except (DocumentError, OSError):
-        return True
-    return False
-
-
 def split_parts(assets: Sequence[str]) -> list[RunPart]:
     """`assets` (graph order) as the runs that execute them: the steps before the first checked
     one, then the rest; a part with no step is left out."""
@@ -64,13 +51,6 @@ def split_parts(assets: Sequence[str]) -> list[RunPart]:
         RunPart(CHECKED_PART, tuple(assets[first_checked:])),
     ]
     return [p for p in parts if p.assets]
-
-
-def run_parts(assets: Sequence[str], inbox: InboxResource, relative_path: str) -> list[RunPart]:
-    """A document's runs for `assets`: raw_documents alone for a file it refuses."""
-    if RAW in assets and landing_refused(inbox, relative_path):
-        return [RunPart(LANDING_PART, (RAW,))]
-    return split_parts(assets)
 
 
 def next_part(landed: Sequence[str]) -> RunPart | None:

@@ -15,7 +15,6 @@ from dagster import (
 from rag_assets.defs.assets.evaluation import EvaluationResource, no_questions_reason
 from rag_assets.defs.batches import batch_request, cut_batches, partition_positions, plan_document
 from rag_assets.defs.incremental import plan_runs, report_changes
-from rag_assets.defs.landing import run_parts
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import (
     CollectionsResource,
@@ -77,7 +76,7 @@ def build_refresh_schedule(job, cron_schedule: str):
                 inbox,
                 p.partition_key,
                 paths[p.partition_key],
-                run_parts(p.assets, inbox, paths[p.partition_key]),
+                p.assets,
                 order[p.partition_key],
             )
             for p in plans

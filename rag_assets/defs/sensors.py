@@ -47,7 +47,7 @@ from rag_assets.defs.batches import (
 from rag_assets.defs.dagster_private import run_documents
 from rag_assets.defs.incremental import changed_observations, digest
 from rag_assets.defs.jobs import LAUNCHED_BY_TAG
-from rag_assets.defs.landing import LANDING_PART, PART_TAG, RunPart, next_part, run_parts
+from rag_assets.defs.landing import LANDING_PART, PART_TAG, RunPart, next_part
 from rag_assets.defs.lifecycle import remove_documents, superseded_keys
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import (
@@ -89,10 +89,7 @@ def _first_part_requests(
     per document and content, or per batch of them, so a tick never requests one twice."""
     order = partition_positions(known, adding)
     shas = dict(runs)
-    planned = [
-        plan_document(inbox, key, paths[key], run_parts(PIPELINE, inbox, paths[key]), order[key])
-        for key in shas
-    ]
+    planned = [plan_document(inbox, key, paths[key], PIPELINE, order[key]) for key in shas]
     requests = []
     for batch in cut_batches(planned, inbox.batch_documents, inbox.batch_pages):
         contents = [f"{key}:{shas[key]}" for key in batch.keys]

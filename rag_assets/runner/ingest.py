@@ -30,7 +30,7 @@ from rag_assets.defs.dagster_private import (
 )
 from rag_assets.defs.incremental import plan_runs, report_changes
 from rag_assets.defs.jobs import INGEST_JOB, LAUNCHED_BY_TAG
-from rag_assets.defs.landing import RunPart, run_parts
+from rag_assets.defs.landing import RunPart
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.recovery import process_tags, recover_dead_runs, wait_for_pools
 from rag_assets.errors import ConfigurationError, DocumentError
@@ -209,11 +209,7 @@ def _run_all(
     report_changes(instance, resources, files)
     # Taken before the verdict is read: anything written from here on voids the receipt.
     digest = receipt_digest(settings, relative_paths) if own_instance else None
-    paths = dict(zip(keys, relative_paths, strict=True))
-    parts = {  # a document's runs: a landing part, then its checked steps (defs/landing.py)
-        p.partition_key: run_parts(p.assets, resources["inbox"], paths[p.partition_key])
-        for p in plan_runs(instance, graph, keys)
-    }
+    stale = {p.partition_key: p.assets for p in plan_runs(instance, graph, keys)}
     run_config = {
         # Only the console's verbosity: the instance's event log keeps everything.
         "loggers": {"console": {"config": {"log_level": log_level}}},
@@ -224,11 +220,12 @@ def _run_all(
         ),
     }
     order = partition_positions(instance.get_dynamic_partitions(documents_partitions.name))
+    inbox = resources["inbox"]
+    # A document's runs: a landing part, then its checked steps (defs/landing.py).
     planned = [
-        plan_document(resources["inbox"], key, relative_path, parts[key], order[key])
+        plan_document(inbox, key, relative_path, stale[key], order[key])
         for relative_path, key in zip(relative_paths, keys, strict=True)
     ]
-    inbox = resources["inbox"]
     batches = cut_batches(planned, inbox.batch_documents, inbox.batch_pages)
     to_parse = [
         d.relative_path

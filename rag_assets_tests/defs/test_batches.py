@@ -51,3 +51,27 @@ def test_a_failed_batch_runs_the_named_documents_alone_and_the_rest_in_neighbour
 def test_a_failed_batch_naming_none_of_its_documents_runs_each_alone():
     batch = Batch((doc(0), doc(1)), WHOLE)
     assert keys(split_failed(batch, [])) == [["d0"], ["d1"]]
+
+
+def test_a_document_is_planned_with_its_parts_pages_and_whether_it_runs_alone(tmp_path):
+    import pymupdf
+
+    from rag_assets.defs.assets import PIPELINE
+    from rag_assets.defs.batches import plan_document
+    from rag_assets.defs.resources import InboxResource
+
+    inbox = InboxResource(inbox_dir=str(tmp_path), raw_dir=str(tmp_path / "raw"), max_file_mb=1)
+    with pymupdf.open() as pdf:
+        for _ in range(3):
+            pdf.new_page().insert_text((72, 72), "Grease the bearings weekly.")
+        pdf.save(tmp_path / "manual.pdf")
+    (tmp_path / "fake.pdf").write_text("not a pdf")
+
+    manual = plan_document(inbox, "m", "manual.pdf", PIPELINE, 4)
+    assert (manual.pages, manual.alone, manual.position) == (3, False, 4)
+    assert [p.name for p in manual.parts] == [LANDING_PART, CHECKED_PART]
+    # raw_documents refuses it: a run of raw_documents alone, where it fails.
+    fake = plan_document(inbox, "f", "fake.pdf", PIPELINE, 5)
+    assert fake.alone and [p.assets for p in fake.parts] == [("raw_documents",)]
+    # Fresh: nothing to run, the file not even opened.
+    assert plan_document(inbox, "g", "gone.pdf", (), 6).parts == ()
