@@ -215,27 +215,14 @@ def set_partition_data_versions(context, versions: dict[str, str]) -> None:
     _PARTITION_DATA_VERSIONS[(context.run.run_id, context.assets_def.key)] = versions
 
 
-def _with_partition_data_versions(
-    asset_key,
-    asset_partitions,
-    output,
-    output_def,
-    io_manager_metadata,
-    step_context,
-    execution_type,
-):
+def _with_partition_data_versions(*args):
     """Dagster's materialization events for an output, each partition's data version its own
-    where the step set one (as a document alone sets it on its Output)."""
+    where the step set one (as a document alone sets it on its Output). The arguments are
+    Dagster's: (asset_key, asset_partitions, output, output_def, io_manager_metadata,
+    step_context, execution_type), checked by test_dagster_private."""
+    asset_key, step_context = args[0], args[5]
     versions = _PARTITION_DATA_VERSIONS.pop((step_context.run_id, asset_key), {})
-    events = DAGSTER_OUTPUT_ASSET_EVENTS(
-        asset_key,
-        asset_partitions,
-        output,
-        output_def,
-        io_manager_metadata,
-        step_context,
-        execution_type,
-    )
+    events = DAGSTER_OUTPUT_ASSET_EVENTS(*args)
     for event in events:
         version = versions.get(getattr(event, "partition", None))
         if version is None or not isinstance(event, AssetMaterialization):

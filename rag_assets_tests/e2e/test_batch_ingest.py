@@ -17,7 +17,7 @@ from rag_assets.runner.ingest import ingest
 from rag_assets.settings import Settings
 from rag_assets.templates import registry
 from rag_assets.templates.registry import register_template
-from rag_assets.templates.semantic import SemanticTemplate
+from rag_assets_tests.support.templates import PagesBeyondTheDocument
 
 pytestmark = pytest.mark.slow
 
@@ -123,19 +123,6 @@ def test_a_batched_ingest_makes_what_one_run_a_document_makes(tmp_path):
     again = ingest(batched, [folder])
     assert all(o.success and not o.ran for o in again)
     assert len(instance.get_runs()) == before + 2
-
-
-class PagesBeyondTheDocument(SemanticTemplate):
-    """Deliberately broken: claims every chunk sits on page 99."""
-
-    name = "broken_pages"
-    version = "1"
-
-    def chunk(self, doc, counter):
-        return [
-            c.model_copy(update={"page_start": 99, "page_end": 99})
-            for c in super().chunk(doc, counter)
-        ]
 
 
 def test_a_blocking_check_failing_in_a_batch_stops_that_document_alone(tmp_path, monkeypatch):

@@ -16,9 +16,9 @@ from rag_assets.settings import Settings
 from rag_assets.storage import read_chunks
 from rag_assets.templates import registry
 from rag_assets.templates.registry import register_template
-from rag_assets.templates.semantic import SemanticTemplate
 from rag_assets.templates.spec import SpecTemplate
 from rag_assets_tests.conftest import REPO_ROOT
+from rag_assets_tests.support.templates import PagesBeyondTheDocument
 
 pytestmark = pytest.mark.slow
 
@@ -160,19 +160,6 @@ def test_bad_input_fails_its_own_partition_only(pipeline, tmp_path):
         outcomes["truncated.pdf"].doc_id: 0,
         outcomes["empty.docx"].doc_id: 0,
     }
-
-
-class PagesBeyondTheDocument(SemanticTemplate):
-    """Deliberately broken: claims every chunk sits on page 99."""
-
-    name = "broken_pages"
-    version = "1"
-
-    def chunk(self, doc, counter):
-        return [
-            c.model_copy(update={"page_start": 99, "page_end": 99})
-            for c in super().chunk(doc, counter)
-        ]
 
 
 def test_a_failed_blocking_check_stops_the_document_before_the_index(tmp_path, monkeypatch):
