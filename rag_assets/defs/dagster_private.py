@@ -15,12 +15,16 @@ Why each is needed:
 - input provenance of observed partitions (`DataVersionCache`): see
   `_partitions_data_version`, installed on import;
 - each document's own data version in a batch's output (`_get_output_asset_events`): see
-  `_with_partition_data_versions`, installed on import.
+  `_with_partition_data_versions`, installed on import;
+- Ctrl-C kept from the processes mirroring a run's output (`tail_to_stream`): see
+  `_tail_deaf_to_ctrl_c`, installed on import.
 """
 
 from __future__ import annotations
 
+import signal
 import sys
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from dagster import AssetMaterialization, DagsterEventType
@@ -33,6 +37,7 @@ from dagster._core.definitions.data_version import (
     extract_data_provenance_from_entry,
 )
 from dagster._core.event_api import PartitionKeyFilter
+from dagster._core.execution import compute_logs
 from dagster._core.execution.context.data_version_cache import DataVersionCache
 from dagster._core.execution.plan import execute_step
 from dagster._core.scheduler.instigation import InstigatorType
@@ -47,6 +52,7 @@ from dagster._time import get_current_datetime
 from dagster._utils.interrupts import pop_captured_interrupt
 
 from rag_assets.defs.partitions import documents_partitions
+from rag_assets.interrupts import children_deaf_to_stop_signals
 
 __all__ = [
     "DATA_VERSION_TAG",
@@ -104,6 +110,8 @@ PRIVATE_APIS = (
     ("dagster._core.execution.context.data_version_cache", "DataVersionCache"),
     ("dagster._core.definitions.data_version", "DATA_VERSION_IS_USER_PROVIDED_TAG"),
     ("dagster._core.execution.plan", "execute_step"),
+    ("dagster._core.execution", "compute_logs"),
+    ("dagster._core.execution.compute_logs", "tail_to_stream"),
     ("dagster._core.execution.plan.execute_step", "_get_output_asset_events"),
 )
 
@@ -243,3 +251,20 @@ def _with_partition_data_versions(*args):
 # Kept to check (test_dagster_private) that the function replaced is still Dagster's, as it was.
 DAGSTER_OUTPUT_ASSET_EVENTS = execute_step._get_output_asset_events
 execute_step._get_output_asset_events = _with_partition_data_versions
+
+
+@contextmanager
+def _tail_deaf_to_ctrl_c(path, stream):
+    """Dagster's mirror of a run's stdout or stderr (a `tail` and its orphan watcher, two
+    processes in the ingest's process group), started deaf to SIGINT: Ctrl-C reaches the whole
+    foreground group, and the watcher would print a KeyboardInterrupt traceback where the person
+    expects the ingest's own summary. Dagster ends both with SIGTERM when the run ends."""
+    with ExitStack() as stack:
+        with children_deaf_to_stop_signals((signal.SIGINT,)):
+            pids = stack.enter_context(DAGSTER_TAIL_TO_STREAM(path, stream))
+        yield pids
+
+
+# Kept to check (test_dagster_private) that the function replaced is still Dagster's.
+DAGSTER_TAIL_TO_STREAM = compute_logs.tail_to_stream
+compute_logs.tail_to_stream = _tail_deaf_to_ctrl_c

@@ -9,6 +9,6 @@ documents_partitions = DynamicPartitionsDefinition(name="documents")
 
 # A partition is a document; a run is a batch (run launch, step start, model and index opening
 # are paid once a batch; the model encodes the batch's chunks together). An ingest, the inbox
-# sensor and the refresh schedule cut their batches (defs/batches.py, RAG_ASSETS_BATCH_*); a
+# sensor and the refresh schedule cut their batches (defs/batches.py, RAG_ASSETS_BATCH_DOCUMENTS and RAG_ASSETS_BATCH_PAGES); a
 # backfill cuts its runs by this policy. `batch_split_sensor` splits a batch's failed run.
 document_batches = BackfillPolicy.multi_run(max_partitions_per_run=BATCH_DOCUMENTS)

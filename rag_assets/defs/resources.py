@@ -33,7 +33,8 @@ class InboxResource(ConfigurableResource):
     max_archive_entries: int = DocumentLimits.model_fields["max_archive_entries"].default
     max_compression_ratio: float = DocumentLimits.model_fields["max_compression_ratio"].default
     max_elements: int = DocumentLimits.model_fields["max_elements"].default
-    # How many documents, and pages, a run carries (RAG_ASSETS_BATCH_*): defs/batches.py
+    # How many documents (RAG_ASSETS_BATCH_DOCUMENTS) and pages (RAG_ASSETS_BATCH_PAGES) a run
+    # carries: defs/batches.py
     batch_documents: int = BATCH_DOCUMENTS
     batch_pages: int = BATCH_PAGES
 

@@ -68,6 +68,8 @@ def _stop_after_first(data_dir: Path, docs: Path, stop: signal.Signals) -> tuple
     run has started; rc, stdout, stderr."""
     child = subprocess.Popen(
         [CLI, "ingest", "--data-dir", str(data_dir), str(docs)],
+        # One document a run: one is done, one in progress and two wait when the signal comes.
+        env={**os.environ, "RAG_ASSETS_BATCH_DOCUMENTS": "1"},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

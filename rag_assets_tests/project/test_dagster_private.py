@@ -77,3 +77,15 @@ def test_the_wrapped_output_events_function_is_still_dagsters_as_it_was() -> Non
     ]
     # One data version for every partition of the output: what the wrapper makes per partition.
     assert "tags_for_event = {**all_tags}" in inspect.getsource(original)
+
+
+def test_the_wrapped_log_mirror_is_still_dagsters_as_it_was() -> None:
+    import inspect
+
+    original = dagster_private.DAGSTER_TAIL_TO_STREAM
+    assert original.__module__ == "dagster._core.execution.compute_logs"
+    assert list(inspect.signature(original).parameters) == ["path", "stream"]
+    # Its helpers end with terminate() (SIGTERM), which the wrapper leaves them open to.
+    import dagster._core.execution.compute_logs as compute_logs
+
+    assert "terminate()" in inspect.getsource(compute_logs._clean_up_subprocess)
