@@ -7,7 +7,8 @@ Why each is needed:
 - stale status (`AssetGraphView`, `CachingStaleStatusResolver`, ...): which documents and steps
   an ingest or the refresh schedule must run, by Dagster's own data-version rules;
 - run and check records (`PartitionKeyFilter`, `AssetCheckExecutionRecordStatus`, tags; a
-  batch's run names its range of partition keys with the tags a backfill uses);
+  batch's run names its range of partition keys with the tags a backfill uses), and a removed
+  document's events in a batch's run (`delete_document_events`: Dagster deletes whole runs only);
 - interrupts (`pop_captured_interrupt`, `mark_interrupt_received`): a signal taken before a
   run's own handlers are in place still stops it at its first step;
 - the instance's automation switch (`set_auto_materialize_paused`, `InstigatorType`): the UI's
@@ -42,6 +43,7 @@ from dagster._core.execution.context.data_version_cache import DataVersionCache
 from dagster._core.execution.plan import execute_step
 from dagster._core.scheduler.instigation import InstigatorType
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
+from dagster._core.storage.sqlalchemy_compat import db_select
 from dagster._core.storage.tags import (
     ASSET_PARTITION_RANGE_END_TAG,
     ASSET_PARTITION_RANGE_START_TAG,
@@ -69,8 +71,10 @@ __all__ = [
     "get_auto_materialize_paused",
     "get_current_datetime",
     "job_origins",
+    "delete_document_events",
     "partition_tags",
     "run_documents",
+    "runs_with_document_events",
     "mark_interrupt_received",
     "pop_captured_interrupt",
     "set_auto_materialize_paused",
@@ -111,6 +115,10 @@ PRIVATE_APIS = (
     ("dagster._core.definitions.data_version", "DATA_VERSION_IS_USER_PROVIDED_TAG"),
     ("dagster._core.execution.plan", "execute_step"),
     ("dagster._core.execution", "compute_logs"),
+    ("dagster._core.storage.sqlalchemy_compat", "db_select"),
+    ("dagster._core.storage.event_log.schema", "SqlEventLogStorageTable"),
+    ("dagster._core.storage.event_log.schema", "AssetEventTagsTable"),
+    ("dagster._core.storage.event_log.schema", "AssetCheckExecutionsTable"),
     ("dagster._core.execution.compute_logs", "tail_to_stream"),
     ("dagster._core.execution.plan.execute_step", "_get_output_asset_events"),
 )
@@ -268,3 +276,44 @@ def _tail_deaf_to_ctrl_c(path, stream):
 # Kept to check (test_dagster_private) that the function replaced is still Dagster's.
 DAGSTER_TAIL_TO_STREAM = compute_logs.tail_to_stream
 compute_logs.tail_to_stream = _tail_deaf_to_ctrl_c
+
+
+def runs_with_document_events(instance, key: str) -> set[str]:
+    """Every run holding an event of this document's partition: its own runs and the batches'
+    that carried it (found by its events, as its partition may be gone already)."""
+    from dagster._core.storage.event_log.schema import SqlEventLogStorageTable
+
+    table = SqlEventLogStorageTable
+    with instance.event_log_storage.index_connection() as conn:
+        rows = conn.execute(
+            db_select([table.c.run_id]).where(table.c.partition == key).distinct()
+        ).fetchall()
+    return {row[0] for row in rows}
+
+
+def delete_document_events(instance, run_id: str, key: str) -> None:
+    """A document's events in a run that carried others too (a batch): its materializations
+    (their metadata holds its text), planned events and check results go, in the run's own
+    storage and in the index; the run and the other documents' events stay."""
+    from dagster._core.storage.event_log.schema import (
+        AssetCheckExecutionsTable,
+        AssetEventTagsTable,
+        SqlEventLogStorageTable,
+    )
+
+    storage = instance.event_log_storage
+    table = SqlEventLogStorageTable
+    where = (table.c.run_id == run_id) & (table.c.partition == key)
+    for connection in (storage.run_connection(run_id), storage.index_connection()):
+        with connection as conn:
+            ids = [row[0] for row in conn.execute(db_select([table.c.id]).where(where))]
+            conn.execute(table.delete().where(where))
+            if ids:
+                conn.execute(
+                    AssetEventTagsTable.delete().where(AssetEventTagsTable.c.event_id.in_(ids))
+                )
+    checks = AssetCheckExecutionsTable
+    with storage.index_connection() as conn:
+        conn.execute(
+            checks.delete().where((checks.c.run_id == run_id) & (checks.c.partition == key))
+        )

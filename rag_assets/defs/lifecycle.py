@@ -1,5 +1,6 @@
 """Removing documents, Dagster's side: their runs (events, logs, materialization metadata with
-chunk previews) go with their files, cache entries and index rows (`rag_assets.removal`)."""
+chunk previews), and their events in batches' runs, go with their files, cache entries and index
+rows (`rag_assets.removal`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,11 @@ from pathlib import Path
 
 from dagster import DagsterInstance, RunsFilter
 
-from rag_assets.defs.dagster_private import PARTITION_NAME_TAG
+from rag_assets.defs.dagster_private import (
+    PARTITION_NAME_TAG,
+    delete_document_events,
+    runs_with_document_events,
+)
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import MilvusResource
 from rag_assets.index.lite import purge_deleted_rows
@@ -39,11 +44,17 @@ def remove_documents(
     else:
         removed = [remove_document(folder, key, live, None, keep_inbox_files) for key in keys]
     for key in keys:
-        for run in instance.get_runs(RunsFilter(tags={PARTITION_NAME_TAG: key})):
+        run_ids = {r.run_id for r in instance.get_runs(RunsFilter(tags={PARTITION_NAME_TAG: key}))}
+        for run_id in run_ids | runs_with_document_events(instance, key):
+            run = instance.get_run_by_id(run_id)
             # A run still going writes on; the inbox sensor removes what it leaves on a later
             # tick (a fixed copy without a partition), and the run with it.
-            if run.is_finished:
-                instance.delete_run(run.run_id)
+            if run is None or not run.is_finished:
+                continue
+            if run_id in run_ids:
+                instance.delete_run(run_id)
+            else:  # a batch's run: the other documents' history stays
+                delete_document_events(instance, run_id, key)
     return removed
 
 

@@ -179,9 +179,9 @@ def test_a_failed_blocking_check_stops_the_document_before_the_index(tmp_path, m
 
 
 def test_the_model_loads_once_for_many_documents(pipeline):
-    # Three documents, each embedded and indexed: one load, every later use a cache hit.
+    # Three documents embedded and indexed in one batch: one load, the later use a cache hit.
     assert pipeline.loads.misses == 1
-    assert pipeline.loads.hits >= 5
+    assert pipeline.loads.hits >= 1
 
 
 def test_asset_storage_works_on_any_upath_root(tmp_path):
