@@ -30,7 +30,7 @@ from dagster import (
     Output,
 )
 
-from rag_assets.defs.dagster_private import set_partition_data_versions
+from rag_assets.defs.dagster_private import latest_materializations, set_partition_data_versions
 from rag_assets.quality.outcome import CheckOutcome
 
 T = TypeVar("T")
@@ -202,6 +202,8 @@ def emit(context: AssetExecutionContext, made: Mapping[str, DocumentStep]) -> It
                 AssetCheckKey(asset_key, name)
             ),
         )
+    # Each result names the materialization it checked, as Dagster's own for one partition do.
+    targets = latest_materializations(context.instance, asset_key, keys) if names else {}
     blocked: dict[str, str] = {}
     for key, step in made.items():
         for found in step.checks:
@@ -215,6 +217,7 @@ def emit(context: AssetExecutionContext, made: Mapping[str, DocumentStep]) -> It
                 severity=found.severity,
                 blocking=spec.blocking,
                 partition=key,
+                target_materialization_data=targets.get(key),
             )
             if spec.blocking and not found.outcome.passed and found.severity == ERROR:
                 blocked.setdefault(key, f"check {found.name} failed")

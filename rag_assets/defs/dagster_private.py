@@ -71,6 +71,7 @@ __all__ = [
     "get_auto_materialize_paused",
     "get_current_datetime",
     "job_origins",
+    "latest_materializations",
     "delete_document_events",
     "partition_tags",
     "run_documents",
@@ -119,6 +120,10 @@ PRIVATE_APIS = (
     ("dagster._core.storage.event_log.schema", "SqlEventLogStorageTable"),
     ("dagster._core.storage.event_log.schema", "AssetEventTagsTable"),
     ("dagster._core.storage.event_log.schema", "AssetCheckExecutionsTable"),
+    (
+        "dagster._core.definitions.asset_checks.asset_check_evaluation",
+        "AssetCheckEvaluationTargetMaterializationData",
+    ),
     ("dagster._core.execution.compute_logs", "tail_to_stream"),
     ("dagster._core.execution.plan.execute_step", "_get_output_asset_events"),
 )
@@ -317,3 +322,28 @@ def delete_document_events(instance, run_id: str, key: str) -> None:
         conn.execute(
             checks.delete().where((checks.c.run_id == run_id) & (checks.c.partition == key))
         )
+
+
+def latest_materializations(instance, asset_key, keys: list[str]) -> dict[str, object]:
+    """Each partition's latest materialization, as the target a check result names (what
+    Dagster's own AssetCheckResult records for one partition): the UI attributes a partition's
+    check results to its latest materialization through it."""
+    from dagster import AssetRecordsFilter
+    from dagster._core.definitions.asset_checks.asset_check_evaluation import (
+        AssetCheckEvaluationTargetMaterializationData,
+    )
+
+    records = instance.fetch_materializations(
+        AssetRecordsFilter(asset_key=asset_key, asset_partitions=keys), limit=len(keys)
+    ).records
+    latest: dict[str, object] = {}
+    for record in records:  # newest first: the first of each partition is its latest
+        latest.setdefault(
+            record.partition_key,
+            AssetCheckEvaluationTargetMaterializationData(
+                run_id=record.event_log_entry.run_id,
+                storage_id=record.storage_id,
+                timestamp=record.timestamp,
+            ),
+        )
+    return latest

@@ -8,6 +8,7 @@ must hold what the page claims to show and no error.
 from __future__ import annotations
 
 import html
+import json
 import os
 import re
 import shutil
@@ -22,8 +23,10 @@ from dagster import DagsterInstance, build_sensor_context
 from rag_assets.cli import main
 from rag_assets.defs.assets import PIPELINE
 from rag_assets.defs.assets.evaluation import EVALUATION, FLOORS_CHECK
+from rag_assets.defs.dagster_private import run_documents
 from rag_assets.defs.landing import PART_TAG
 from rag_assets.defs.recovery import recovery_sensor
+from rag_assets.instance import open_instance
 from rag_assets.runner.evaluation import evaluate
 from rag_assets.runner.ingest import DocumentOutcome, ingest
 from rag_assets.settings import Settings
@@ -228,11 +231,14 @@ def test_graphql_shows_assets_partitions_checks_and_metadata(ui):
             assert by_partition == {ui.key: "SUCCEEDED", ui.pdf_key: "SUCCEEDED"}, (asset, check)
 
 
-def _run_log(port: int, key: str) -> tuple[list[dict], list[dict]]:
-    """A document's runs, first first, and their events one run after the other."""
+def _run_log(ui: UI, key: str) -> tuple[list[dict], list[dict]]:
+    """A document's runs (its own, and the batches' that carried it), first first, and their
+    events one run after the other."""
+    instance = open_instance(Settings(data_dir=ui.data_dir))
+    carried = [r.run_id for r in instance.get_runs() if key in run_documents(instance, r)]
     runs = graphql(
-        port,
-        f"""{{ runsOrError(filter: {{tags: [{{key: "dagster/partition", value: "{key}"}}]}}) {{
+        ui.port,
+        f"""{{ runsOrError(filter: {{runIds: {json.dumps(carried)}}}) {{
                ... on Runs {{ results {{ runId status stepKeysToExecute
                  tags {{ key value }} }} }} }} }}""",
     )["runsOrError"]["results"][::-1]
@@ -240,7 +246,7 @@ def _run_log(port: int, key: str) -> tuple[list[dict], list[dict]]:
         event
         for run in runs
         for event in graphql(
-            port,
+            ui.port,
             f"""{{ logsForRun(runId: "{run["runId"]}") {{ ... on EventConnection {{
                events {{ __typename ... on MessageEvent {{ message level stepKey }} }} }} }} }}""",
         )["logsForRun"]["events"]
@@ -253,21 +259,22 @@ def _part(run: dict) -> str:
 
 
 def test_run_logs_show_progress_at_info(ui):
-    runs, events = _run_log(ui.port, ui.pdf_key)
+    runs, events = _run_log(ui, ui.pdf_key)
     # Two runs: the steps without checks, then the checked ones.
     assert [(_part(r), r["status"]) for r in runs] == [
         ("landing", "SUCCESS"),
         ("checked", "SUCCESS"),
     ]
     assert [r["stepKeysToExecute"] for r in runs] == [PIPELINE[:4], list(CHECKED)]
-    info = [e["message"] for e in events if e.get("level") == "INFO"]
+    # A batch's lines of its documents come as one message, a line each.
+    info = [line for e in events if e.get("level") == "INFO" for line in e["message"].splitlines()]
     assert "two-pages.pdf: parsing 2 pages" in info
     assert "two-pages.pdf: pages parsed: 2 of 2" in info
     assert any(re.fullmatch(r"chunks embedded: (\d+) of \1", m) for m in info), info
 
 
 def test_a_failed_documents_run_shows_its_one_line_reason_first(ui):
-    [run], events = _run_log(ui.port, ui.failed.doc_id)
+    [run], events = _run_log(ui, ui.failed.doc_id)
     assert run["status"] == "FAILURE"
     errors = [e for e in events if e.get("level") == "ERROR"]
     # The first error of the run is the reason the CLI prints, on one line.
@@ -295,7 +302,7 @@ def test_screenshots_of_the_graph_a_partition_and_its_checks(ui):
         "document-chunks-checks": (
             f"{base}/assets/document_chunks?view=checks",
             1000,
-            [f"Checks ({len(CHUNK_CHECKS)})", "Passed", ui.pdf_key, *sorted(CHUNK_CHECKS)],
+            [f"Checks ({len(CHUNK_CHECKS)})", "Passed", *sorted(CHUNK_CHECKS)],
         ),
     }
     running = {
@@ -306,17 +313,20 @@ def test_screenshots_of_the_graph_a_partition_and_its_checks(ui):
         text = _rendered_text(name, process)
         for expected in pages[name][2]:
             assert expected in text, f"{name} does not show {expected!r}: {text[:1500]!r}"
+        if name == "document-chunks-checks":
+            # The latest execution's document: one of the two, checked in one batch.
+            assert ui.key in text or ui.pdf_key in text, text[:1500]
         # A rendered page, not a blank one: Dagster's UI in 1600 px is well over 50 KB of PNG.
         assert (OUTPUT / f"{name}.png").stat().st_size > 50_000, name
 
 
 def test_a_document_failed_upstream_has_its_checks_not_run_and_the_others_passed(ui):
     # The file raw_documents refuses ran that step alone: nothing below it was planned.
-    [run], _ = _run_log(ui.port, ui.failed.doc_id)
+    [run], _ = _run_log(ui, ui.failed.doc_id)
     assert run["stepKeysToExecute"] == ["raw_documents"]
     # The PDF no parser opens ran the steps without checks, and failed there: no check of its
     # was planned, so none reads "execution failed".
-    [run], _ = _run_log(ui.port, ui.corrupt.doc_id)
+    [run], _ = _run_log(ui, ui.corrupt.doc_id)
     assert (_part(run), run["status"]) == ("landing", "FAILURE")
     assert run["stepKeysToExecute"] == PIPELINE[:4]
     _assert_checks_read_passed(ui, {ui.key, ui.pdf_key})
