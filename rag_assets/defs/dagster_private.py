@@ -120,6 +120,11 @@ PRIVATE_APIS = (
     ("dagster._core.storage.event_log.schema", "SqlEventLogStorageTable"),
     ("dagster._core.storage.event_log.schema", "AssetEventTagsTable"),
     ("dagster._core.storage.event_log.schema", "AssetCheckExecutionsTable"),
+    ("dagster._core.storage.event_log.schema", "AssetKeyTable"),
+    ("dagster._core.event_api", "EventLogRecord"),
+    ("dagster._core.events.log", "EventLogEntry"),
+    ("dagster._serdes", "deserialize_value"),
+    ("dagster._serdes", "serialize_value"),
     (
         "dagster._core.definitions.asset_checks.asset_check_evaluation",
         "AssetCheckEvaluationTargetMaterializationData",
@@ -296,6 +301,45 @@ def runs_with_document_events(instance, key: str) -> set[str]:
     return {row[0] for row in rows}
 
 
+def _forget_latest_materializations(conn, deleted: set[int]) -> None:
+    """An asset's cached latest materialization (its whole event, metadata included) that was
+    deleted becomes the latest one left."""
+    from dagster._core.event_api import EventLogRecord
+    from dagster._core.events.log import EventLogEntry
+    from dagster._core.storage.event_log.schema import AssetKeyTable, SqlEventLogStorageTable
+    from dagster._serdes import deserialize_value, serialize_value
+
+    assets, table = AssetKeyTable, SqlEventLogStorageTable
+    rows = conn.execute(db_select([assets.c.asset_key, assets.c.last_materialization])).fetchall()
+    for asset_key, cached in rows:
+        if not cached or deserialize_value(cached, EventLogRecord).storage_id not in deleted:
+            continue
+        latest = conn.execute(
+            db_select([table.c.id, table.c.event])
+            .where(
+                (table.c.asset_key == asset_key)
+                & (table.c.dagster_event_type == DagsterEventType.ASSET_MATERIALIZATION.value)
+            )
+            .order_by(table.c.id.desc())
+            .limit(1)
+        ).fetchone()
+        value = (
+            serialize_value(
+                EventLogRecord(
+                    storage_id=latest[0],
+                    event_log_entry=deserialize_value(latest[1], EventLogEntry),
+                )
+            )
+            if latest
+            else None
+        )
+        conn.execute(
+            assets.update()
+            .where(assets.c.asset_key == asset_key)
+            .values(last_materialization=value)
+        )
+
+
 def delete_document_events(instance, run_id: str, key: str) -> None:
     """A document's events in a run that carried others too (a batch): its materializations
     (their metadata holds its text), planned events and check results go, in the run's own
@@ -322,6 +366,8 @@ def delete_document_events(instance, run_id: str, key: str) -> None:
         conn.execute(
             checks.delete().where((checks.c.run_id == run_id) & (checks.c.partition == key))
         )
+        # `ids` are the index's: the storage ids an asset's cached latest event is kept under.
+        _forget_latest_materializations(conn, set(ids))
 
 
 def latest_materializations(instance, asset_key, keys: list[str]) -> dict[str, object]:
