@@ -30,7 +30,11 @@ from dagster import (
     Output,
 )
 
-from rag_assets.defs.dagster_private import latest_materializations, set_partition_data_versions
+from rag_assets.defs.dagster_private import (
+    add_partition_metadata,
+    latest_materializations,
+    set_partition_data_versions,
+)
 from rag_assets.quality.outcome import CheckOutcome
 
 T = TypeVar("T")
@@ -185,8 +189,7 @@ def emit(context: AssetExecutionContext, made: Mapping[str, DocumentStep]) -> It
         versioned = {"data_version": step.data_version} if step.data_version else {}
         yield Output(step.value, metadata=dict(step.metadata), **versioned)
     else:
-        for key, step in made.items():
-            context.add_asset_metadata(dict(step.metadata), partition_key=key)
+        add_partition_metadata(context, {key: dict(step.metadata) for key, step in made.items()})
         set_partition_data_versions(
             context,
             {key: step.data_version.value for key, step in made.items() if step.data_version},

@@ -18,17 +18,24 @@ Why each is needed:
 - each document's own data version in a batch's output (`_get_output_asset_events`): see
   `_with_partition_data_versions`, installed on import;
 - Ctrl-C kept from the processes mirroring a run's output (`tail_to_stream`): see
-  `_tail_deaf_to_ctrl_c`, installed on import.
+  `_tail_deaf_to_ctrl_c`, installed on import;
+- SQLite event log writes (`SqliteEventLogStorage._connect`, `store_event_batch`): one engine
+  kept a shard (`_connect_kept_engine`) and Dagster's event batches written in one transaction
+  a shard (`_store_event_batch_together`), installed on import.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from dagster import AssetMaterialization, DagsterEventType
+from dagster import AssetMaterialization, DagsterEventType, DagsterInvariantViolationError
 from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
 from dagster._core.definitions.data_version import (
     DATA_VERSION_IS_USER_PROVIDED_TAG,
@@ -43,6 +50,11 @@ from dagster._core.execution.context.data_version_cache import DataVersionCache
 from dagster._core.execution.plan import execute_step
 from dagster._core.scheduler.instigation import InstigatorType
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
+from dagster._core.storage.event_log.sqlite.sqlite_event_log import (
+    SQLITE_BUSY_TIMEOUT_SECONDS,
+    SqliteEventLogStorage,
+)
+from dagster._core.storage.sql import create_engine
 from dagster._core.storage.sqlalchemy_compat import db_select
 from dagster._core.storage.tags import (
     ASSET_PARTITION_RANGE_END_TAG,
@@ -52,6 +64,7 @@ from dagster._core.storage.tags import (
 from dagster._daemon.asset_daemon import get_auto_materialize_paused, set_auto_materialize_paused
 from dagster._time import get_current_datetime
 from dagster._utils.interrupts import pop_captured_interrupt
+from sqlalchemy.pool import NullPool
 
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.interrupts import children_deaf_to_stop_signals
@@ -72,6 +85,7 @@ __all__ = [
     "get_current_datetime",
     "job_origins",
     "latest_materializations",
+    "add_partition_metadata",
     "delete_document_events",
     "partition_tags",
     "run_documents",
@@ -131,6 +145,9 @@ PRIVATE_APIS = (
     ),
     ("dagster._core.execution.compute_logs", "tail_to_stream"),
     ("dagster._core.execution.plan.execute_step", "_get_output_asset_events"),
+    ("dagster._core.storage.event_log.sqlite.sqlite_event_log", "SqliteEventLogStorage"),
+    ("dagster._core.storage.event_log.sqlite.sqlite_event_log", "SQLITE_BUSY_TIMEOUT_SECONDS"),
+    ("dagster._core.storage.sql", "create_engine"),
 )
 
 
@@ -233,6 +250,21 @@ DataVersionCache._get_partitions_data_version_from_keys = _partitions_data_versi
 _PARTITION_DATA_VERSIONS: dict[tuple[str, object], dict[str, str]] = {}
 
 
+def add_partition_metadata(context, metadata: Mapping[str, Mapping[str, object]]) -> None:
+    """Each partition's own metadata on the materializations of the step's next output, as
+    `context.add_asset_metadata(partition_key=)` adds it, with the step's partitions read once:
+    Dagster reads every partition of the definition back from the instance on each call, so a
+    batch's metadata cost its documents times all documents known."""
+    targeted = set(context.partition_keys)
+    if stray := sorted(set(metadata) - targeted):
+        raise DagsterInvariantViolationError(f"partitions not targeted by the step: {stray}")
+    step = context.op_execution_context._step_execution_context
+    for key, values in metadata.items():
+        step._metadata_accumulator = step._metadata_accumulator.with_additional_asset_metadata(
+            asset_key=context.assets_def.key, metadata=values, partition_key=key
+        )
+
+
 def set_partition_data_versions(context, versions: dict[str, str]) -> None:
     """The data version of each partition of the output the step yields next: Dagster takes one
     version for a step's output, so a batch's documents would otherwise share Dagster's logical
@@ -286,6 +318,79 @@ def _tail_deaf_to_ctrl_c(path, stream):
 # Kept to check (test_dagster_private) that the function replaced is still Dagster's.
 DAGSTER_TAIL_TO_STREAM = compute_logs.tail_to_stream
 compute_logs.tail_to_stream = _tail_deaf_to_ctrl_c
+
+# The shards whose engines a storage keeps: the index and the runs being written.
+KEPT_SHARD_ENGINES = 8
+# Dagster hands the storage a run's planned events and an output's materializations (one a
+# document of a batch) as one batch when this is set, and writes them one at a time otherwise.
+EVENT_BATCH_SIZE = "1000"
+os.environ.setdefault("DAGSTER_EVENT_BATCH_SIZE", EVENT_BATCH_SIZE)
+
+# The connections of the batch this thread is writing: (storage, {shard: connection}).
+_open_batch = threading.local()
+
+
+def _kept_engine(storage, shard: str):
+    """The shard's engine, made as Dagster makes it, set up on first use; under `_db_lock`."""
+    engines = storage.__dict__.setdefault("_kept_shard_engines", OrderedDict())
+    engine = engines.pop(shard, None) or create_engine(
+        storage.conn_string_for_shard(shard),
+        poolclass=NullPool,
+        connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS},
+    )
+    engines[shard] = engine
+    while len(engines) > KEPT_SHARD_ENGINES:
+        engines.popitem(last=False)[1].dispose()
+    # Checked on every use, as Dagster does: a wipe forgets which shards were set up.
+    if shard not in storage._initialized_dbs:
+        storage._initdb(engine)
+        storage._initialized_dbs.add(shard)
+    return engine
+
+
+@contextmanager
+def _connect_kept_engine(self, shard: str):
+    """A transaction on one SQLite shard of the event log, as Dagster's own `_connect`, with the
+    shard's engine kept between events. Dagster builds and disposes of an engine per event
+    written, and with it SQLAlchemy's cache of compiled statements: every event of a batch's
+    documents then compiled its inserts and updates anew (a third of a short document's run).
+    The engine keeps no connection open (NullPool, as Dagster's), so the files stay free.
+    Inside `_store_event_batch_together`, the batch's transaction on the shard."""
+    batch = getattr(_open_batch, "connections", None)
+    if batch is not None and batch[0] is self:
+        connections = batch[1]
+        if shard not in connections:
+            connections[shard] = _kept_engine(self, shard).connect()
+            connections[shard].begin()
+        yield connections[shard]
+        return
+    with self._db_lock, _kept_engine(self, shard).connect() as conn, conn.begin():
+        yield conn
+
+
+def _store_event_batch_together(self, events) -> None:
+    """Dagster's batch of events, each written as Dagster writes it, in one transaction a shard
+    (Dagster's SQLite storage writes each event in transactions of its own, and a batch's 50
+    documents' materializations took 150 of them). On an error nothing of the batch is kept,
+    and Dagster writes the events one at a time."""
+    with self._db_lock:
+        connections: dict = {}
+        _open_batch.connections = (self, connections)
+        try:
+            for event in events:
+                self.store_event(event)
+            for connection in connections.values():
+                connection.commit()
+        finally:
+            _open_batch.connections = None
+            for connection in connections.values():
+                connection.close()  # rolls back what was not committed
+
+
+# Kept to check (test_dagster_private) that the method replaced is still Dagster's.
+DAGSTER_SQLITE_CONNECT = SqliteEventLogStorage._connect
+SqliteEventLogStorage._connect = _connect_kept_engine
+SqliteEventLogStorage.store_event_batch = _store_event_batch_together
 
 
 def runs_with_document_events(instance, key: str) -> set[str]:

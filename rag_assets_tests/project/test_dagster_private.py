@@ -89,3 +89,108 @@ def test_the_wrapped_log_mirror_is_still_dagsters_as_it_was() -> None:
     import dagster._core.execution.compute_logs as compute_logs
 
     assert "terminate()" in inspect.getsource(compute_logs._clean_up_subprocess)
+
+
+def test_the_replaced_sqlite_connect_is_still_dagsters_as_it_was() -> None:
+    import inspect
+
+    original = dagster_private.DAGSTER_SQLITE_CONNECT
+    assert original.__module__ == "dagster._core.storage.event_log.sqlite.sqlite_event_log"
+    assert list(inspect.signature(original).parameters) == ["self", "shard"]
+    source = inspect.getsource(original)
+    # What the replacement keeps doing: NullPool engines, the busy timeout, set-up on first use.
+    for part in ("NullPool", "SQLITE_BUSY_TIMEOUT_SECONDS", "_initialized_dbs", "_initdb"):
+        assert part in source
+
+
+def test_sqlite_event_log_keeps_a_bounded_engine_a_shard_and_sets_up_after_a_wipe(
+    tmp_path: Path,
+) -> None:
+    from dagster import AssetKey, AssetMaterialization, DagsterInstance
+
+    with DagsterInstance.local_temp(str(tmp_path)) as instance:
+        storage = instance.event_log_storage
+        instance.report_runless_asset_event(AssetMaterialization(AssetKey("a0")))
+        for i in range(dagster_private.KEPT_SHARD_ENGINES + 3):  # runs' shards, oldest let go
+            with storage.run_connection(f"run-{i}"):
+                pass
+        engines = storage._kept_shard_engines
+        assert len(engines) == dagster_private.KEPT_SHARD_ENGINES
+        assert "run-0" not in engines and "run-10" in engines
+        latest = engines["run-10"]
+        with storage.run_connection("run-10"):
+            assert storage._kept_shard_engines["run-10"] is latest
+        storage.wipe()  # deletes the shard files: the kept engines meet new, empty files
+        instance.report_runless_asset_event(AssetMaterialization(AssetKey("after")))
+        assert instance.get_latest_materialization_event(AssetKey("after")) is not None
+        assert instance.get_latest_materialization_event(AssetKey("a0")) is None
+
+
+def test_partition_metadata_still_goes_through_the_steps_accumulator() -> None:
+    import inspect
+
+    from dagster._core.execution.context.system import StepExecutionContext
+
+    # What add_partition_metadata does for each partition, as add_asset_metadata does for one.
+    source = inspect.getsource(StepExecutionContext.add_asset_metadata)
+    assert "self._metadata_accumulator.with_additional_asset_metadata(" in source
+    assert "partition_key=partition_key" in source
+
+
+def _materializations(run_id: str, count: int) -> list:
+    import time
+
+    from dagster import AssetKey, AssetMaterialization
+    from dagster._core.events import DagsterEvent, DagsterEventType, StepMaterializationData
+    from dagster._core.events.log import EventLogEntry
+
+    return [
+        EventLogEntry(
+            error_info=None,
+            level="debug",
+            user_message="",
+            run_id=run_id,
+            timestamp=time.time(),
+            dagster_event=DagsterEvent(
+                DagsterEventType.ASSET_MATERIALIZATION.value,
+                "job",
+                event_specific_data=StepMaterializationData(
+                    AssetMaterialization(AssetKey("doc"), partition=f"p{i}")
+                ),
+            ),
+        )
+        for i in range(count)
+    ]
+
+
+def test_an_event_batch_is_one_transaction_a_shard_all_or_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlalchemy
+    from dagster import AssetKey, DagsterInstance
+
+    with DagsterInstance.local_temp(str(tmp_path)) as instance:
+        storage = instance.event_log_storage
+        storage.store_event_batch(_materializations("run-a", 1))  # the shards' engines exist
+        commits: list[str] = []
+        for shard, engine in storage._kept_shard_engines.items():
+            sqlalchemy.event.listen(engine, "commit", lambda _c, shard=shard: commits.append(shard))
+        storage.store_event_batch(_materializations("run-a", 20))
+        assert sorted(commits) == sorted(storage._kept_shard_engines)  # the run's and the index
+        records = instance.fetch_materializations(AssetKey("doc"), limit=100).records
+        assert len(records) == 21
+        assert len(storage.get_logs_for_run("run-a")) == 21
+
+        stored = type(storage).store_event
+
+        def fails_on_the_third(self, event):
+            if event.dagster_event.partition == "p2":
+                raise OSError("disk full")
+            stored(self, event)
+
+        monkeypatch.setattr(type(storage), "store_event", fails_on_the_third)
+        with pytest.raises(OSError):
+            storage.store_event_batch(_materializations("run-b", 5))
+        monkeypatch.undo()
+        assert storage.get_logs_for_run("run-b") == []
+        assert len(instance.fetch_materializations(AssetKey("doc"), limit=100).records) == 21
