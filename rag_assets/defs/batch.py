@@ -32,6 +32,7 @@ from dagster import (
 
 from rag_assets.defs.dagster_private import (
     add_partition_metadata,
+    check_results_written_together,
     latest_materializations,
     set_partition_data_versions,
 )
@@ -208,21 +209,25 @@ def emit(context: AssetExecutionContext, made: Mapping[str, DocumentStep]) -> It
     # Each result names the materialization it checked, as Dagster's own for one partition do.
     targets = latest_materializations(context.instance, asset_key, keys) if names else {}
     blocked: dict[str, str] = {}
-    for key, step in made.items():
-        for found in step.checks:
-            spec = context.assets_def.get_spec_for_check_key(AssetCheckKey(asset_key, found.name))
-            yield AssetCheckEvaluation(
-                asset_key=asset_key,
-                check_name=found.name,
-                passed=found.outcome.passed,
-                metadata=found.outcome.metadata,
-                description=found.outcome.description,
-                severity=found.severity,
-                blocking=spec.blocking,
-                partition=key,
-                target_materialization_data=targets.get(key),
-            )
-            if spec.blocking and not found.outcome.passed and found.severity == ERROR:
-                blocked.setdefault(key, f"check {found.name} failed")
+    results = sum(len(step.checks) for step in made.values())
+    with check_results_written_together(context, results):
+        for key, step in made.items():
+            for found in step.checks:
+                spec = context.assets_def.get_spec_for_check_key(
+                    AssetCheckKey(asset_key, found.name)
+                )
+                yield AssetCheckEvaluation(
+                    asset_key=asset_key,
+                    check_name=found.name,
+                    passed=found.outcome.passed,
+                    metadata=found.outcome.metadata,
+                    description=found.outcome.description,
+                    severity=found.severity,
+                    blocking=spec.blocking,
+                    partition=key,
+                    target_materialization_data=targets.get(key),
+                )
+                if spec.blocking and not found.outcome.passed and found.severity == ERROR:
+                    blocked.setdefault(key, f"check {found.name} failed")
     if len(keys) > 1:  # alone, Dagster fails the step for a blocking check itself
         fail_documents(keys, blocked)

@@ -21,7 +21,8 @@ Why each is needed:
   `_tail_deaf_to_ctrl_c`, installed on import;
 - SQLite event log writes (`SqliteEventLogStorage._connect`, `store_event_batch`): one engine
   kept a shard (`_connect_kept_engine`) and Dagster's event batches written in one transaction
-  a shard (`_store_event_batch_together`), installed on import.
+  a shard (`_store_event_batch_together`), a step's check results among them
+  (`log_step_event`: `check_results_written_together`), installed on import.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from dagster import AssetMaterialization, DagsterEventType, DagsterInvariantViolationError
+from dagster._core import events as dagster_events
 from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
 from dagster._core.definitions.data_version import (
     DATA_VERSION_IS_USER_PROVIDED_TAG,
@@ -45,6 +47,7 @@ from dagster._core.definitions.data_version import (
     extract_data_provenance_from_entry,
 )
 from dagster._core.event_api import PartitionKeyFilter
+from dagster._core.events import DagsterEventBatchMetadata, generate_event_batch_id
 from dagster._core.execution import compute_logs
 from dagster._core.execution.context.data_version_cache import DataVersionCache
 from dagster._core.execution.plan import execute_step
@@ -86,6 +89,8 @@ __all__ = [
     "job_origins",
     "latest_materializations",
     "add_partition_metadata",
+    "check_results_written_together",
+    "events_written_together",
     "delete_document_events",
     "partition_tags",
     "run_documents",
@@ -148,6 +153,10 @@ PRIVATE_APIS = (
     ("dagster._core.storage.event_log.sqlite.sqlite_event_log", "SqliteEventLogStorage"),
     ("dagster._core.storage.event_log.sqlite.sqlite_event_log", "SQLITE_BUSY_TIMEOUT_SECONDS"),
     ("dagster._core.storage.sql", "create_engine"),
+    ("dagster._core", "events"),
+    ("dagster._core.events", "log_step_event"),
+    ("dagster._core.events", "DagsterEventBatchMetadata"),
+    ("dagster._core.events", "generate_event_batch_id"),
 )
 
 
@@ -368,17 +377,15 @@ def _connect_kept_engine(self, shard: str):
         yield conn
 
 
-def _store_event_batch_together(self, events) -> None:
-    """Dagster's batch of events, each written as Dagster writes it, in one transaction a shard
-    (Dagster's SQLite storage writes each event in transactions of its own, and a batch's 50
-    documents' materializations took 150 of them). On an error nothing of the batch is kept,
-    and Dagster writes the events one at a time."""
-    with self._db_lock:
+@contextmanager
+def _one_transaction_a_shard(storage):
+    """Every event this thread writes to `storage` inside the block, in one transaction a shard,
+    committed at its end; on an error nothing of it is kept."""
+    with storage._db_lock:
         connections: dict = {}
-        _open_batch.connections = (self, connections)
+        _open_batch.connections = (storage, connections)
         try:
-            for event in events:
-                self.store_event(event)
+            yield
             for connection in connections.values():
                 connection.commit()
         finally:
@@ -386,6 +393,74 @@ def _store_event_batch_together(self, events) -> None:
             for connection in connections.values():
                 connection.close()  # rolls back what was not committed
 
+
+def _store_event_batch_together(self, events) -> None:
+    """Dagster's batch of events, each written as Dagster writes it, in one transaction a shard
+    (Dagster's SQLite storage writes each event in transactions of its own, and a batch's 50
+    documents' materializations took 150 of them). On an error nothing of the batch is kept,
+    and Dagster writes the events one at a time."""
+    with _one_transaction_a_shard(self):
+        for event in events:
+            self.store_event(event)
+
+
+@contextmanager
+def events_written_together(instance):
+    """The events this thread reports to the instance inside the block (a loop of
+    `report_runless_asset_event`, say), in one transaction a shard of a SQLite event log: kept
+    all or none. Other storages write each as Dagster does."""
+    storage = instance.event_log_storage
+    if not isinstance(storage, SqliteEventLogStorage):
+        yield
+        return
+    with _one_transaction_a_shard(storage):
+        yield
+
+
+# Check results a step said it yields next, to be written as one batch:
+# (run id, asset key) -> [results left, batch id].
+_CHECK_RESULT_BATCHES: dict[tuple[str, object], list] = {}
+
+
+@contextmanager
+def check_results_written_together(context, count: int):
+    """The `count` check results the step yields inside this block go to a SQLite event log as
+    one batch (`_store_event_batch_together`): Dagster writes each result by itself, in three
+    transactions, and a batch's documents have ten checks each. Other storages write each
+    result as Dagster does."""
+    instance = context.instance
+    if count < 2 or not isinstance(instance.event_log_storage, SqliteEventLogStorage):
+        yield
+        return
+    key = (context.run.run_id, context.assets_def.key)
+    batch_id = generate_event_batch_id()
+    _CHECK_RESULT_BATCHES[key] = [count, batch_id]
+    try:
+        yield
+    finally:
+        _CHECK_RESULT_BATCHES.pop(key, None)
+        # Still in Dagster's buffer when the step stopped before its last result.
+        if left := instance._event_buffer_impl.pop(batch_id, None):
+            instance.event_log_storage.store_event_batch(left)
+
+
+def _log_check_results_in_batches(step_context, event, batch_metadata) -> None:
+    """Dagster's `log_step_event`, with a check result the step announced marked as part of its
+    batch (the last one ends it, and Dagster then hands the batch to the storage)."""
+    if batch_metadata is None and event.event_type == DagsterEventType.ASSET_CHECK_EVALUATION:
+        key = (step_context.run_id, event.asset_check_evaluation_data.asset_key)
+        batch = _CHECK_RESULT_BATCHES.get(key)
+        if batch is not None:
+            batch[0] -= 1
+            batch_metadata = DagsterEventBatchMetadata(batch[1], batch[0] == 0)
+            if batch[0] == 0:
+                del _CHECK_RESULT_BATCHES[key]
+    DAGSTER_LOG_STEP_EVENT(step_context, event, batch_metadata)
+
+
+# Kept to check (test_dagster_private) that the function replaced is still Dagster's.
+DAGSTER_LOG_STEP_EVENT = dagster_events.log_step_event
+dagster_events.log_step_event = _log_check_results_in_batches
 
 # Kept to check (test_dagster_private) that the method replaced is still Dagster's.
 DAGSTER_SQLITE_CONNECT = SqliteEventLogStorage._connect

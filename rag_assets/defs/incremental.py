@@ -36,12 +36,13 @@ from rag_assets.defs.dagster_private import (
     CachingStaleStatusResolver,
     StaleStatus,
     TemporalContext,
+    events_written_together,
     extract_data_provenance_from_entry,
     get_current_datetime,
 )
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.pipeline import pipeline_order
-from rag_assets.defs.status import latest_document_run
+from rag_assets.defs.status import latest_document_runs
 from rag_assets.index.schema import ENGINE_BM25
 from rag_assets.redaction import redact_url
 from rag_assets.sources.inbox import InboxFile, scan_folder, sha256_file
@@ -265,8 +266,9 @@ def report_changes(
     instance: DagsterInstance, resources: Mapping[str, object], files: Iterable[InboxFile]
 ) -> int:
     observations = changed_observations(instance, resources, files)
-    for observation in observations:
-        instance.report_runless_asset_event(observation)
+    with events_written_together(instance):  # one write for a folder of new files
+        for observation in observations:
+            instance.report_runless_asset_event(observation)
     return len(observations)
 
 
@@ -275,11 +277,6 @@ class PartitionPlan:
     partition_key: str
     assets: tuple[str, ...]  # what must run, in graph order; empty when everything is fresh
     reasons: tuple[str, ...]
-
-
-def _last_run_failed(instance: DagsterInstance, key: str) -> bool:
-    run = latest_document_run(instance, key)
-    return run is not None and run.is_failure
 
 
 def _fresh_documents(instance: DagsterInstance, asset_graph, keys: list[str]) -> set[str]:
@@ -358,14 +355,16 @@ def plan_runs(
         asset_graph=asset_graph,
     )
     resolver = CachingStaleStatusResolver(instance, asset_graph, view)
+    last_runs = latest_document_runs(instance, partition_keys)
+    failed_last = {key for key, run in last_runs.items() if run.is_failure}
     plans = []
     for key in partition_keys:
-        if key in fresh and not _last_run_failed(instance, key):
+        if key in fresh and key not in failed_last:
             plans.append(PartitionPlan(key, (), ()))
             continue
         status = {a: resolver.get_status(AssetKey(a), key) for a in pipeline}
         missing = [a for a in pipeline if status[a] == StaleStatus.MISSING]
-        if missing or _last_run_failed(instance, key):
+        if missing or key in failed_last:
             reasons = [f"{a} missing" for a in missing] or ["last run failed"]
             plans.append(PartitionPlan(key, tuple(pipeline), tuple(reasons)))
             continue

@@ -16,6 +16,8 @@ from dagster import (
 
 from rag_assets.defs.partitions import documents_partitions
 
+PARTITION_TAG = "dagster/partition"
+
 # "rag_assets.errors.DocumentError: empty.pdf: ..." -> "empty.pdf: ..."
 _CLASS_PREFIX = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Failure): ")
 
@@ -58,51 +60,112 @@ def failure_reason(error) -> str:
     return _CLASS_PREFIX.sub("", line, count=1)
 
 
-def latest_document_run(instance: DagsterInstance, key: str):
-    """The latest run that carried the document: one of its own (tagged with its key), or a
-    batch's (tagged with a range), found through the document's latest materializations."""
-    runs = instance.get_runs(RunsFilter(tags={"dagster/partition": key}), limit=1)
-    run_ids = {r.run_id for r in runs}
-    for asset in ("raw_documents", "vector_index"):
-        records = instance.fetch_materializations(
-            AssetRecordsFilter(asset_key=AssetKey(asset), asset_partitions=[key]), limit=1
-        ).records
-        run_ids.update(r.run_id for r in records)
-    if not run_ids:
-        return None
-    carried = instance.get_run_records(RunsFilter(run_ids=list(run_ids)))
-    return max(carried, key=lambda r: r.create_timestamp).dagster_run
+# Partition keys a query names at most: SQLite takes 32,766 variables a statement.
+KEYS_A_QUERY = 500
+RECORDS_A_PAGE = 5000
+# Runs that carried a document: its own, or a batch's through its materializations.
+CARRYING_ASSETS = ("raw_documents", "vector_index")
+
+
+def _latest_records(instance: DagsterInstance, asset: str, keys: list[str]) -> dict:
+    """Each partition's latest materialization record, read newest first, page by page."""
+    latest: dict = {}
+    cursor = None
+    while True:
+        page = instance.fetch_materializations(
+            AssetRecordsFilter(asset_key=AssetKey(asset), asset_partitions=keys),
+            limit=RECORDS_A_PAGE,
+            cursor=cursor,
+        )
+        for record in page.records:
+            latest.setdefault(record.partition_key, record)
+        if not page.has_more:
+            return latest
+        cursor = page.cursor
+
+
+def latest_document_runs(instance: DagsterInstance, keys: list[str]) -> dict:
+    """The latest run that carried each document: one of its own (tagged with its key), or a
+    batch's (tagged with a range), found through its latest materializations. In a few queries
+    for each 500 documents; documents never run are left out."""
+    carried_by: dict[str, set[str]] = {}
+    for start in range(0, len(keys), KEYS_A_QUERY):
+        chunk = keys[start : start + KEYS_A_QUERY]
+        for run in instance.get_runs(RunsFilter(tags={PARTITION_TAG: chunk})):
+            carried_by.setdefault(run.tags[PARTITION_TAG], set()).add(run.run_id)
+        for asset in CARRYING_ASSETS:
+            for key, record in _latest_records(instance, asset, chunk).items():
+                carried_by.setdefault(key, set()).add(record.run_id)
+    run_ids = sorted(set().union(*carried_by.values())) if carried_by else []
+    runs = {
+        r.dagster_run.run_id: r
+        for start in range(0, len(run_ids), KEYS_A_QUERY)
+        for r in instance.get_run_records(RunsFilter(run_ids=run_ids[start : start + KEYS_A_QUERY]))
+    }
+    return {
+        key: max((runs[i] for i in ids if i in runs), key=lambda r: r.create_timestamp).dagster_run
+        for key, ids in carried_by.items()
+        if any(i in runs for i in ids)
+    }
 
 
 def document_status(
     instance: DagsterInstance, key: str, inbox_paths: dict[str, str] | None = None
 ) -> DocumentStatus:
-    status = DocumentStatus(doc_id=key)
-    landed = latest_metadata(instance, "raw_documents", key).get("source_path")
-    status.source_path = str(landed or (inbox_paths or {}).get(key, ""))
-    chunks = latest_metadata(instance, "document_chunks", key).get("chunks")
-    status.chunks = int(chunks) if chunks is not None else None
-    run = latest_document_run(instance, key)
-    if run is None:
-        return status
-    status.outcome = {
-        DagsterRunStatus.SUCCESS: "ok",
-        DagsterRunStatus.FAILURE: "FAILED",
-    }.get(run.status, run.status.value.lower())
-    events = instance.all_logs(
-        run.run_id, of_type={DagsterEventType.STEP_FAILURE, DagsterEventType.ASSET_CHECK_EVALUATION}
-    )
-    for entry in events:
-        event = entry.dagster_event
-        if event.event_type == DagsterEventType.ASSET_CHECK_EVALUATION:
-            evaluation = event.event_specific_data
-            if evaluation.partition in (None, key) and not evaluation.passed:
-                status.failing_checks.append(event.event_specific_data.check_name)
-        elif not status.reason:
-            status.reason = failure_reason(event.event_specific_data.error)
-    if status.failing_checks and status.outcome == "ok":
-        status.outcome = "FAILED"
-    return status
+    return statuses_of(instance, [key], inbox_paths)[0]
+
+
+def statuses_of(
+    instance: DagsterInstance, keys: list[str], inbox_paths: dict[str, str] | None = None
+) -> list[DocumentStatus]:
+    """Each document's status, read in a few queries for each 500 documents and once for each
+    run that carried them (a batch's run holds the check results of all its documents)."""
+    landed = _latest_metadata_of(instance, "raw_documents", keys)
+    chunked = _latest_metadata_of(instance, "document_chunks", keys)
+    last_runs = latest_document_runs(instance, keys)
+    run_events: dict[str, list] = {}
+    found = []
+    for key in keys:
+        status = DocumentStatus(doc_id=key)
+        source = landed.get(key, {}).get("source_path")
+        status.source_path = str(source or (inbox_paths or {}).get(key, ""))
+        chunks = chunked.get(key, {}).get("chunks")
+        status.chunks = int(chunks) if chunks is not None else None
+        found.append(status)
+        run = last_runs.get(key)
+        if run is None:
+            continue
+        status.outcome = {
+            DagsterRunStatus.SUCCESS: "ok",
+            DagsterRunStatus.FAILURE: "FAILED",
+        }.get(run.status, run.status.value.lower())
+        if run.run_id not in run_events:
+            run_events[run.run_id] = instance.all_logs(
+                run.run_id,
+                of_type={DagsterEventType.STEP_FAILURE, DagsterEventType.ASSET_CHECK_EVALUATION},
+            )
+        for entry in run_events[run.run_id]:
+            event = entry.dagster_event
+            if event.event_type == DagsterEventType.ASSET_CHECK_EVALUATION:
+                evaluation = event.event_specific_data
+                if evaluation.partition in (None, key) and not evaluation.passed:
+                    status.failing_checks.append(evaluation.check_name)
+            elif not status.reason:
+                status.reason = failure_reason(event.event_specific_data.error)
+        if status.failing_checks and status.outcome == "ok":
+            status.outcome = "FAILED"
+    return found
+
+
+def _latest_metadata_of(instance: DagsterInstance, asset: str, keys: list[str]) -> dict:
+    """`latest_metadata` of many partitions: {key: metadata} for those materialized."""
+    return {
+        key: {k: v.value for k, v in record.asset_materialization.metadata.items()}
+        for start in range(0, len(keys), KEYS_A_QUERY)
+        for key, record in _latest_records(
+            instance, asset, keys[start : start + KEYS_A_QUERY]
+        ).items()
+    }
 
 
 def documents_status(
@@ -110,5 +173,5 @@ def documents_status(
 ) -> list[DocumentStatus]:
     """`inbox_paths` (key -> path in the inbox) names documents that never landed."""
     keys = instance.get_dynamic_partitions(documents_partitions.name)
-    found = [document_status(instance, key, inbox_paths) for key in keys]
+    found = statuses_of(instance, keys, inbox_paths)
     return sorted(found, key=lambda s: s.source_path or s.doc_id)

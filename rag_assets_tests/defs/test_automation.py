@@ -22,10 +22,12 @@ pytestmark = pytest.mark.slow
 
 def evaluate(defs, instance):
     schedule = defs.get_schedule_def("refresh_schedule")
-    context = build_schedule_context(
+    # Closed here: the context opens its own instance from the ref, which would otherwise stay
+    # Dagster's current one after the test (a later test then loads definitions against it).
+    with build_schedule_context(
         instance=instance, resources=defs.resources, repository_def=defs.get_repository_def()
-    )
-    return schedule.evaluate_tick(context)
+    ) as context:
+        return schedule.evaluate_tick(context)
 
 
 def test_the_refresh_schedule_requests_only_what_is_stale(tmp_path):

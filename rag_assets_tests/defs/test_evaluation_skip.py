@@ -21,10 +21,12 @@ from rag_assets.settings import Settings
 
 def _schedule_tick(settings: Settings, instance):
     defs = build_defs(settings)
-    context = build_schedule_context(
+    # Closed here: the context opens its own instance from the ref, which would otherwise stay
+    # Dagster's current one after the test (a later test then loads definitions against it).
+    with build_schedule_context(
         instance=instance, resources=defs.resources, repository_def=defs.get_repository_def()
-    )
-    return defs.get_schedule_def("evaluation_schedule").evaluate_tick(context)
+    ) as context:
+        return defs.get_schedule_def("evaluation_schedule").evaluate_tick(context)
 
 
 @pytest.mark.slow

@@ -10,7 +10,7 @@ import yaml
 from dagster import AssetKey, DagsterEventType, DagsterRunStatus, RunsFilter
 
 from rag_assets.defs.dagster_private import DATA_VERSION_TAG, PARTITION_NAME_TAG
-from rag_assets.defs.status import document_status, latest_metadata
+from rag_assets.defs.status import document_status, documents_status, latest_metadata
 from rag_assets.index.store import MilvusIndex
 from rag_assets.instance import open_instance
 from rag_assets.runner.ingest import ingest
@@ -73,7 +73,7 @@ def _content_versions(settings: Settings) -> dict[str, dict[str, str]]:
     return versions
 
 
-def test_a_batched_ingest_makes_what_one_run_a_document_makes(tmp_path):
+def test_a_batched_ingest_makes_what_one_run_a_document_makes(tmp_path, monkeypatch):
     batched, by_name = _ingest(tmp_path / "batched", batch_documents=20)
     alone, _ = _ingest(tmp_path / "alone", batch_documents=1)
 
@@ -107,6 +107,21 @@ def test_a_batched_ingest_makes_what_one_run_a_document_makes(tmp_path):
     assert indexed == {o.doc_id for o in good}
     assert document_status(instance, good[0].doc_id).outcome == "ok"
     assert document_status(instance, broken.doc_id).outcome == "FAILED"
+    # `status` reads each run's events once, not once for each document the run carried.
+    read_runs: list[str] = []
+    all_logs = instance.all_logs
+    monkeypatch.setattr(
+        instance,
+        "all_logs",
+        lambda run_id, **kw: read_runs.append(run_id) or all_logs(run_id, **kw),
+    )
+    statuses = {s.doc_id: s for s in documents_status(instance)}
+    monkeypatch.undo()
+    assert len(read_runs) == len(set(read_runs)) <= len(runs)
+    assert {k: s.outcome for k, s in statuses.items()} == {
+        o.doc_id: "ok" if o.success else "FAILED" for o in by_name.values()
+    }
+    assert statuses[broken.doc_id].reason and statuses[good[0].doc_id].chunks == good[0].chunks
 
     # Mended, the document lands alone; then an unchanged ingest starts no run at all.
     folder = tmp_path / "batched" / "notes"

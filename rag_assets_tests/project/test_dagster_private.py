@@ -8,6 +8,7 @@ import importlib
 from pathlib import Path
 
 import pytest
+from dagster import AssetKey, ConfigurableIOManager
 
 from rag_assets.defs import dagster_private
 from rag_assets.defs.dagster_private import PRIVATE_APIS
@@ -194,3 +195,98 @@ def test_an_event_batch_is_one_transaction_a_shard_all_or_nothing(
         monkeypatch.undo()
         assert storage.get_logs_for_run("run-b") == []
         assert len(instance.fetch_materializations(AssetKey("doc"), limit=100).records) == 21
+
+
+def test_the_wrapped_step_event_logger_is_still_dagsters_as_it_was() -> None:
+    import inspect
+
+    original = dagster_private.DAGSTER_LOG_STEP_EVENT
+    assert original.__module__ == "dagster._core.events"
+    assert list(inspect.signature(original).parameters) == [
+        "step_context",
+        "event",
+        "batch_metadata",
+    ]
+    assert "batch_metadata=batch_metadata" in inspect.getsource(original)
+
+
+class _NothingKept(ConfigurableIOManager):
+    def handle_output(self, context, obj) -> None:
+        pass
+
+    def load_input(self, context) -> None:
+        return None
+
+
+def _range_asset_with_checks(stop_after: int | None = None):
+    from dagster import (
+        AssetCheckEvaluation,
+        AssetCheckSpec,
+        BackfillPolicy,
+        Output,
+        StaticPartitionsDefinition,
+        asset,
+    )
+
+    @asset(
+        partitions_def=StaticPartitionsDefinition(["a", "b", "c"]),
+        backfill_policy=BackfillPolicy.single_run(),
+        check_specs=[AssetCheckSpec("whole", asset="doc")],
+    )
+    def doc(context):
+        yield Output(dict.fromkeys(context.partition_keys, 1))
+        yield Output(None, output_name="doc_whole")  # the check's output, its results below
+        with dagster_private.check_results_written_together(context, 3):
+            for i, key in enumerate(context.partition_keys):
+                if i == stop_after:
+                    raise RuntimeError("stopped short")
+                yield AssetCheckEvaluation(
+                    asset_key=AssetKey("doc"), check_name="whole", passed=True, partition=key
+                )
+
+    return doc
+
+
+@pytest.mark.parametrize("stop_after", [None, 2])
+def test_a_steps_check_results_go_to_the_event_log_as_one_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop_after: int | None
+) -> None:
+    from dagster import AssetCheckKey, DagsterEventType, DagsterInstance, materialize
+    from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
+    from dagster._core.storage.tags import (
+        ASSET_PARTITION_RANGE_END_TAG,
+        ASSET_PARTITION_RANGE_START_TAG,
+    )
+
+    batches: list[list[str]] = []
+    write_batch = SqliteEventLogStorage.store_event_batch
+
+    def recorded(self, events):
+        batches.append([e.dagster_event.event_type_value for e in events])
+        write_batch(self, events)
+
+    monkeypatch.setattr(SqliteEventLogStorage, "store_event_batch", recorded)
+    with DagsterInstance.local_temp(str(tmp_path)) as instance:
+        result = materialize(
+            [_range_asset_with_checks(stop_after)],
+            instance=instance,
+            resources={"io_manager": _NothingKept()},
+            tags={ASSET_PARTITION_RANGE_START_TAG: "a", ASSET_PARTITION_RANGE_END_TAG: "c"},
+            raise_on_error=False,
+        )
+        assert result.success is (stop_after is None)
+        done = 3 if stop_after is None else stop_after
+        evaluation = DagsterEventType.ASSET_CHECK_EVALUATION.value
+        assert [b for b in batches if evaluation in b] == [[evaluation] * done]
+        check_key = AssetCheckKey(AssetKey("doc"), "whole")
+        succeeded = {
+            key
+            for key in "abc"
+            if (
+                record := instance.event_log_storage.get_latest_asset_check_execution_by_key(
+                    [check_key], partition_filter=dagster_private.PartitionKeyFilter(key=key)
+                ).get(check_key)
+            )
+            and record.status == dagster_private.AssetCheckExecutionRecordStatus.SUCCEEDED
+        }
+        assert sorted(succeeded) == ["a", "b", "c"][:done]
