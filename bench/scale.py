@@ -1,0 +1,202 @@
+"""Many documents on one machine: ingest, status, removal, an unchanged re-ingest and the UI's
+partition views, timed as a person meets them (the CLI in its own process, GraphQL over HTTP).
+
+    .venv/bin/python bench/scale.py [--documents 10000] [--remove 1000] [--keep DIR]
+
+Documents are short generated Markdown notes (a title, two sections, about 120 words), so the
+figures are those of the orchestration and storage around each document, not of parsing. The
+embedded default storage (SQLite, Milvus Lite) under a fresh data folder. Printed: the wall time
+of each step and, for the UI, each GraphQL query's time against the 3 s target, with the
+partitions it covered.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+WORDS = (
+    "pump valve seal bearing motor filter pressure flow rate hours cycle inspect replace "
+    "grease torque alarm sensor limit start stop drain flush gasket shaft coupling panel"
+).split()
+GRAPHQL_TARGET_S = 3.0
+UNCHANGED_TARGET_S = 120.0
+
+PARTITION_VIEW = """{ assetNodeOrError(assetKey: {path: ["%s"]}) { ... on AssetNode {
+    partitionKeys
+    partitionStats { numFailed numMaterialized numPartitions }
+    assetPartitionStatuses { ... on DefaultPartitionStatuses {
+      materializedPartitions failedPartitions materializingPartitions } } } } }"""
+CHECK_VIEW = """{ assetNodeOrError(assetKey: {path: ["%s"]}) { ... on AssetNode {
+    assetChecksOrError { ... on AssetChecks { checks { name
+      executionForLatestMaterialization { status partition }
+      partitionStatuses { ... on AssetCheckDefaultPartitionStatuses { succeededPartitions
+        failedPartitions inProgressPartitions skippedPartitions executionFailedPartitions } }
+    } } } } } }"""
+QUERIES = {
+    "vector_index partitions": PARTITION_VIEW % "vector_index",
+    "raw_documents partitions": PARTITION_VIEW % "raw_documents",
+    "document_chunks checks": CHECK_VIEW % "document_chunks",
+    "vector_index checks": CHECK_VIEW % "vector_index",
+}
+
+
+def write_notes(folder: Path, count: int) -> None:
+    rng = random.Random(7)
+    folder.mkdir(parents=True)
+    for i in range(count):
+        sections = "\n\n".join(
+            f"## {rng.choice(WORDS).title()} {s}\n\n"
+            + " ".join(rng.choice(WORDS) for _ in range(60))
+            + "."
+            for s in (1, 2)
+        )
+        (folder / f"note-{i:05d}.md").write_text(f"# Note {i}\n\n{sections}\n")
+
+
+def cli(data_dir: Path, *args: str) -> tuple[float, str]:
+    """`rag-assets ARGS` in its own process: its wall time and output."""
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "rag_assets.cli", *args, "--data-dir", str(data_dir)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"rag-assets {args[0]} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    return seconds, done.stdout
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def graphql(port: int, query: str) -> dict:
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/graphql",
+        data=json.dumps({"query": query}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=600) as response:
+        answer = json.load(response)
+    if "errors" in answer:
+        raise SystemExit(f"GraphQL error: {answer['errors']}")
+    return answer["data"]
+
+
+def time_ui(data_dir: Path) -> list[tuple[str, float, int]]:
+    """Each query's seconds (the second of two asks: the first warms the code location) and the
+    partitions its answer covered."""
+    from rag_assets.instance import ensure_dagster_home
+    from rag_assets.settings import Settings
+
+    port = free_port()
+    env = {
+        **os.environ,
+        "DAGSTER_HOME": str(ensure_dagster_home(Settings(data_dir=data_dir))),
+        "RAG_ASSETS_DATA_DIR": str(data_dir),
+    }
+    log = (data_dir / "webserver.log").open("wb")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "dagster_webserver", "-w", str(REPO / "workspace.yaml")]
+        + ["-h", "127.0.0.1", "-p", str(port)],
+        env=env,
+        cwd=REPO,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                graphql(port, "{ assetNodes { id } }")
+                break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise SystemExit("the webserver did not answer") from None
+                time.sleep(1)
+        timed = []
+        for name, query in QUERIES.items():
+            graphql(port, query)
+            started = time.perf_counter()
+            node = graphql(port, query)["assetNodeOrError"]
+            seconds = time.perf_counter() - started
+            covered = len(node.get("partitionKeys") or [])
+            for check in (node.get("assetChecksOrError") or {}).get("checks", []):
+                covered = max(covered, len(check["partitionStatuses"]["succeededPartitions"]))
+            timed.append((name, seconds, covered))
+        return timed
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+        log.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--documents", type=int, default=10000)
+    parser.add_argument("--remove", type=int, help="documents to remove (a tenth by default)")
+    parser.add_argument("--keep", type=Path, help="work here and keep it (default: a temp dir)")
+    args = parser.parse_args()
+    removing = args.remove if args.remove is not None else args.documents // 10
+    work = args.keep or Path(tempfile.mkdtemp(prefix="rag-scale-"))
+    notes, data_dir = work / "notes", work / "data"
+    rows: list[tuple[str, str, str]] = []
+    try:
+        write_notes(notes, args.documents)
+        seconds, out = cli(data_dir, "ingest", str(notes))
+        indexed = out.strip().splitlines()[-1]
+        rows.append(
+            (
+                f"ingest {args.documents} notes",
+                f"{seconds:.1f} s",
+                f"{args.documents / seconds:.2f} docs/s; {indexed}",
+            )
+        )
+        seconds, out = cli(data_dir, "status", "--json")
+        listed = len(json.loads(out))
+        rows.append(("status", f"{seconds:.1f} s", f"{listed} documents listed"))
+        seconds, _ = cli(data_dir, "ingest", str(notes))
+        rows.append(
+            (
+                "unchanged re-ingest",
+                f"{seconds:.1f} s",
+                f"target < {UNCHANGED_TARGET_S:.0f} s: {'met' if seconds < UNCHANGED_TARGET_S else 'not met'}",
+            )
+        )
+        for name, seconds, covered in time_ui(data_dir):
+            met = "met" if seconds <= GRAPHQL_TARGET_S else "not met"
+            rows.append(
+                (f"UI: {name}", f"{seconds:.2f} s", f"{covered} partitions; target 3 s {met}")
+            )
+        doomed = sorted(notes.glob("*.md"))[:removing]
+        seconds, _ = cli(data_dir, "remove", *(p.name for p in doomed))
+        rows.append((f"remove {removing} documents", f"{seconds:.1f} s", ""))
+        seconds, out = cli(data_dir, "status", "--json")
+        rows.append(("status after", f"{seconds:.1f} s", f"{len(json.loads(out))} documents"))
+    finally:
+        print(f"scale: {args.documents} generated Markdown notes, SQLite and Milvus Lite\n")
+        print("| step | time | |\n|---|---:|---|")
+        for row in rows:
+            print("| " + " | ".join(row) + " |")
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
