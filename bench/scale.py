@@ -14,22 +14,47 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-WORDS = (
-    "pump valve seal bearing motor filter pressure flow rate hours cycle inspect replace "
-    "grease torque alarm sensor limit start stop drain flush gasket shaft coupling panel"
-).split()
+sys.path.insert(0, str(REPO))
+
+from rag_assets_tests.e2e.test_webserver import graphql, webserver  # noqa: E402
+
+WORDS = [
+    "pump",
+    "valve",
+    "seal",
+    "bearing",
+    "motor",
+    "filter",
+    "pressure",
+    "flow",
+    "rate",
+    "hours",
+    "cycle",
+    "inspect",
+    "replace",
+    "grease",
+    "torque",
+    "alarm",
+    "sensor",
+    "limit",
+    "start",
+    "stop",
+    "drain",
+    "flush",
+    "gasket",
+    "shaft",
+    "coupling",
+    "panel",
+]
 GRAPHQL_TARGET_S = 3.0
 UNCHANGED_TARGET_S = 120.0
 
@@ -80,71 +105,21 @@ def cli(data_dir: Path, *args: str) -> tuple[float, str]:
     return seconds, done.stdout
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def graphql(port: int, query: str) -> dict:
-    request = urllib.request.Request(
-        f"http://127.0.0.1:{port}/graphql",
-        data=json.dumps({"query": query}).encode(),
-        headers={"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=600) as response:
-        answer = json.load(response)
-    if "errors" in answer:
-        raise SystemExit(f"GraphQL error: {answer['errors']}")
-    return answer["data"]
-
-
 def time_ui(data_dir: Path) -> list[tuple[str, float, int]]:
-    """Each query's seconds (the second of two asks: the first warms the code location) and the
-    partitions its answer covered."""
-    from rag_assets.instance import ensure_dagster_home
-    from rag_assets.settings import Settings
-
-    port = free_port()
-    env = {
-        **os.environ,
-        "DAGSTER_HOME": str(ensure_dagster_home(Settings(data_dir=data_dir))),
-        "RAG_ASSETS_DATA_DIR": str(data_dir),
-    }
-    log = (data_dir / "webserver.log").open("wb")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "dagster_webserver", "-w", str(REPO / "workspace.yaml")]
-        + ["-h", "127.0.0.1", "-p", str(port)],
-        env=env,
-        cwd=REPO,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            try:
-                graphql(port, "{ assetNodes { id } }")
-                break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise SystemExit("the webserver did not answer") from None
-                time.sleep(1)
-        timed = []
+    """Each query's seconds through the webserver (the second of two asks: the first warms the
+    code location) and the partitions its answer covered."""
+    timed = []
+    with webserver(data_dir) as port:
         for name, query in QUERIES.items():
-            graphql(port, query)
+            graphql(port, query, timeout=600)
             started = time.perf_counter()
-            node = graphql(port, query)["assetNodeOrError"]
+            node = graphql(port, query, timeout=600)["assetNodeOrError"]
             seconds = time.perf_counter() - started
             covered = len(node.get("partitionKeys") or [])
             for check in (node.get("assetChecksOrError") or {}).get("checks", []):
                 covered = max(covered, len(check["partitionStatuses"]["succeededPartitions"]))
             timed.append((name, seconds, covered))
-        return timed
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
-        log.close()
+    return timed
 
 
 def main() -> None:

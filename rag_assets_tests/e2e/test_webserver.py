@@ -30,13 +30,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def graphql(port: int, query: str) -> dict:
+def graphql(port: int, query: str, timeout: float = 30) -> dict:
     request = urllib.request.Request(
         f"http://127.0.0.1:{port}/graphql",
         data=json.dumps({"query": query}).encode(),
         headers={"Content-Type": "application/json"},
     )
-    with urllib.request.urlopen(request, timeout=30) as response:
+    with urllib.request.urlopen(request, timeout=timeout) as response:
         answer = json.load(response)
     assert "errors" not in answer, answer["errors"]
     return answer["data"]

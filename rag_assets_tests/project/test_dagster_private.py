@@ -52,56 +52,63 @@ def test_the_gateway_lists_every_private_api_it_imports() -> None:
     assert set(dagster_private.__all__) <= set(dir(dagster_private))
 
 
-def test_the_replaced_input_version_method_is_still_dagsters_as_it_was() -> None:
+# Each Dagster function the gateway replaces or wraps, as it was when the replacement was
+# written: its module, its parameters and what its source must still do.
+REPLACED = {
+    "DAGSTER_PARTITIONS_DATA_VERSION": (
+        "dagster._core.execution.context.data_version_cache",
+        ["self", "key", "partition_keys"],
+        # the materializations-only read the replacement extends to observations
+        ["ASSET_MATERIALIZATION"],
+    ),
+    "DAGSTER_OUTPUT_ASSET_EVENTS": (
+        "dagster._core.execution.plan.execute_step",
+        [
+            "asset_key",
+            "asset_partitions",
+            "output",
+            "output_def",
+            "io_manager_metadata",
+            "step_context",
+            "execution_type",
+        ],
+        # one data version for every partition: what the wrapper makes per partition
+        ["tags_for_event = {**all_tags}"],
+    ),
+    "DAGSTER_TAIL_TO_STREAM": ("dagster._core.execution.compute_logs", ["path", "stream"], []),
+    "DAGSTER_SQLITE_CONNECT": (
+        "dagster._core.storage.event_log.sqlite.sqlite_event_log",
+        ["self", "shard"],
+        # what the replacement keeps doing: NullPool engines, the busy timeout, set-up on first use
+        ["NullPool", "SQLITE_BUSY_TIMEOUT_SECONDS", "_initialized_dbs", "_initdb"],
+    ),
+    "DAGSTER_LOG_STEP_EVENT": (
+        "dagster._core.events",
+        ["step_context", "event", "batch_metadata"],
+        ["batch_metadata=batch_metadata"],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REPLACED))
+def test_each_replaced_function_is_still_dagsters_as_it_was(name: str) -> None:
     import inspect
 
-    original = dagster_private.DAGSTER_PARTITIONS_DATA_VERSION
-    assert original.__module__ == "dagster._core.execution.context.data_version_cache"
-    assert list(inspect.signature(original).parameters) == ["self", "key", "partition_keys"]
-    # Still the materializations-only read the replacement extends to observations.
-    assert "ASSET_MATERIALIZATION" in inspect.getsource(original)
+    module, parameters, fragments = REPLACED[name]
+    original = getattr(dagster_private, name)
+    assert original.__module__ == module
+    assert list(inspect.signature(original).parameters) == parameters
+    source = inspect.getsource(original)
+    assert all(fragment in source for fragment in fragments)
 
 
-def test_the_wrapped_output_events_function_is_still_dagsters_as_it_was() -> None:
+def test_the_log_mirrors_helpers_still_end_with_sigterm() -> None:
     import inspect
 
-    original = dagster_private.DAGSTER_OUTPUT_ASSET_EVENTS
-    assert original.__module__ == "dagster._core.execution.plan.execute_step"
-    assert list(inspect.signature(original).parameters) == [
-        "asset_key",
-        "asset_partitions",
-        "output",
-        "output_def",
-        "io_manager_metadata",
-        "step_context",
-        "execution_type",
-    ]
-    # One data version for every partition of the output: what the wrapper makes per partition.
-    assert "tags_for_event = {**all_tags}" in inspect.getsource(original)
-
-
-def test_the_wrapped_log_mirror_is_still_dagsters_as_it_was() -> None:
-    import inspect
-
-    original = dagster_private.DAGSTER_TAIL_TO_STREAM
-    assert original.__module__ == "dagster._core.execution.compute_logs"
-    assert list(inspect.signature(original).parameters) == ["path", "stream"]
-    # Its helpers end with terminate() (SIGTERM), which the wrapper leaves them open to.
     import dagster._core.execution.compute_logs as compute_logs
 
+    # terminate() (SIGTERM), which the Ctrl-C-deaf wrapper leaves its helpers open to
     assert "terminate()" in inspect.getsource(compute_logs._clean_up_subprocess)
-
-
-def test_the_replaced_sqlite_connect_is_still_dagsters_as_it_was() -> None:
-    import inspect
-
-    original = dagster_private.DAGSTER_SQLITE_CONNECT
-    assert original.__module__ == "dagster._core.storage.event_log.sqlite.sqlite_event_log"
-    assert list(inspect.signature(original).parameters) == ["self", "shard"]
-    source = inspect.getsource(original)
-    # What the replacement keeps doing: NullPool engines, the busy timeout, set-up on first use.
-    for part in ("NullPool", "SQLITE_BUSY_TIMEOUT_SECONDS", "_initialized_dbs", "_initdb"):
-        assert part in source
 
 
 def test_sqlite_event_log_keeps_a_bounded_engine_a_shard_and_sets_up_after_a_wipe(
@@ -195,19 +202,6 @@ def test_an_event_batch_is_one_transaction_a_shard_all_or_nothing(
         monkeypatch.undo()
         assert storage.get_logs_for_run("run-b") == []
         assert len(instance.fetch_materializations(AssetKey("doc"), limit=100).records) == 21
-
-
-def test_the_wrapped_step_event_logger_is_still_dagsters_as_it_was() -> None:
-    import inspect
-
-    original = dagster_private.DAGSTER_LOG_STEP_EVENT
-    assert original.__module__ == "dagster._core.events"
-    assert list(inspect.signature(original).parameters) == [
-        "step_context",
-        "event",
-        "batch_metadata",
-    ]
-    assert "batch_metadata=batch_metadata" in inspect.getsource(original)
 
 
 class _NothingKept(ConfigurableIOManager):
