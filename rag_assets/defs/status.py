@@ -14,9 +14,8 @@ from dagster import (
     RunsFilter,
 )
 
+from rag_assets.defs.dagster_private import PARTITION_NAME_TAG
 from rag_assets.defs.partitions import documents_partitions
-
-PARTITION_TAG = "dagster/partition"
 
 # "rag_assets.errors.DocumentError: empty.pdf: ..." -> "empty.pdf: ..."
 _CLASS_PREFIX = re.compile(r"^(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Failure): ")
@@ -68,20 +67,24 @@ CARRYING_ASSETS = ("raw_documents", "vector_index")
 
 
 def _latest_records(instance: DagsterInstance, asset: str, keys: list[str]) -> dict:
-    """Each partition's latest materialization record, read newest first, page by page."""
+    """Each partition's latest materialization record, read newest first, page by page, for
+    500 partitions at a time."""
     latest: dict = {}
-    cursor = None
-    while True:
-        page = instance.fetch_materializations(
-            AssetRecordsFilter(asset_key=AssetKey(asset), asset_partitions=keys),
-            limit=RECORDS_A_PAGE,
-            cursor=cursor,
+    for start in range(0, len(keys), KEYS_A_QUERY):
+        records_filter = AssetRecordsFilter(
+            asset_key=AssetKey(asset), asset_partitions=keys[start : start + KEYS_A_QUERY]
         )
-        for record in page.records:
-            latest.setdefault(record.partition_key, record)
-        if not page.has_more:
-            return latest
-        cursor = page.cursor
+        cursor = None
+        while True:
+            page = instance.fetch_materializations(
+                records_filter, limit=RECORDS_A_PAGE, cursor=cursor
+            )
+            for record in page.records:
+                latest.setdefault(record.partition_key, record)
+            if not page.has_more:
+                break
+            cursor = page.cursor
+    return latest
 
 
 def latest_document_runs(instance: DagsterInstance, keys: list[str]) -> dict:
@@ -90,12 +93,12 @@ def latest_document_runs(instance: DagsterInstance, keys: list[str]) -> dict:
     for each 500 documents; documents never run are left out."""
     carried_by: dict[str, set[str]] = {}
     for start in range(0, len(keys), KEYS_A_QUERY):
-        chunk = keys[start : start + KEYS_A_QUERY]
-        for run in instance.get_runs(RunsFilter(tags={PARTITION_TAG: chunk})):
-            carried_by.setdefault(run.tags[PARTITION_TAG], set()).add(run.run_id)
-        for asset in CARRYING_ASSETS:
-            for key, record in _latest_records(instance, asset, chunk).items():
-                carried_by.setdefault(key, set()).add(record.run_id)
+        tagged = RunsFilter(tags={PARTITION_NAME_TAG: keys[start : start + KEYS_A_QUERY]})
+        for run in instance.get_runs(tagged):
+            carried_by.setdefault(run.tags[PARTITION_NAME_TAG], set()).add(run.run_id)
+    for asset in CARRYING_ASSETS:
+        for key, record in _latest_records(instance, asset, keys).items():
+            carried_by.setdefault(key, set()).add(record.run_id)
     run_ids = sorted(set().union(*carried_by.values())) if carried_by else []
     runs = {
         r.dagster_run.run_id: r
@@ -115,6 +118,31 @@ def document_status(
     return statuses_of(instance, [key], inbox_paths)[0]
 
 
+@dataclass
+class _RunFindings:
+    """What a run's events say of its documents: the checks that failed, in the order they ran,
+    with the partition each named (None: the run's one document), and its first step failure."""
+
+    failed_checks: list[tuple[str | None, str]] = field(default_factory=list)
+    reason: str = ""
+
+
+def _run_findings(instance: DagsterInstance, run_id: str) -> _RunFindings:
+    findings = _RunFindings()
+    events = instance.all_logs(
+        run_id, of_type={DagsterEventType.STEP_FAILURE, DagsterEventType.ASSET_CHECK_EVALUATION}
+    )
+    for entry in events:
+        event = entry.dagster_event
+        if event.event_type == DagsterEventType.ASSET_CHECK_EVALUATION:
+            evaluation = event.event_specific_data
+            if not evaluation.passed:
+                findings.failed_checks.append((evaluation.partition, evaluation.check_name))
+        elif not findings.reason:
+            findings.reason = failure_reason(event.event_specific_data.error)
+    return findings
+
+
 def statuses_of(
     instance: DagsterInstance, keys: list[str], inbox_paths: dict[str, str] | None = None
 ) -> list[DocumentStatus]:
@@ -123,7 +151,7 @@ def statuses_of(
     landed = _latest_metadata_of(instance, "raw_documents", keys)
     chunked = _latest_metadata_of(instance, "document_chunks", keys)
     last_runs = latest_document_runs(instance, keys)
-    run_events: dict[str, list] = {}
+    findings: dict[str, _RunFindings] = {}
     found = []
     for key in keys:
         status = DocumentStatus(doc_id=key)
@@ -139,19 +167,13 @@ def statuses_of(
             DagsterRunStatus.SUCCESS: "ok",
             DagsterRunStatus.FAILURE: "FAILED",
         }.get(run.status, run.status.value.lower())
-        if run.run_id not in run_events:
-            run_events[run.run_id] = instance.all_logs(
-                run.run_id,
-                of_type={DagsterEventType.STEP_FAILURE, DagsterEventType.ASSET_CHECK_EVALUATION},
-            )
-        for entry in run_events[run.run_id]:
-            event = entry.dagster_event
-            if event.event_type == DagsterEventType.ASSET_CHECK_EVALUATION:
-                evaluation = event.event_specific_data
-                if evaluation.partition in (None, key) and not evaluation.passed:
-                    status.failing_checks.append(evaluation.check_name)
-            elif not status.reason:
-                status.reason = failure_reason(event.event_specific_data.error)
+        if run.run_id not in findings:
+            findings[run.run_id] = _run_findings(instance, run.run_id)
+        run_findings = findings[run.run_id]
+        status.failing_checks = [
+            name for partition, name in run_findings.failed_checks if partition in (None, key)
+        ]
+        status.reason = run_findings.reason
         if status.failing_checks and status.outcome == "ok":
             status.outcome = "FAILED"
     return found
@@ -161,10 +183,7 @@ def _latest_metadata_of(instance: DagsterInstance, asset: str, keys: list[str]) 
     """`latest_metadata` of many partitions: {key: metadata} for those materialized."""
     return {
         key: {k: v.value for k, v in record.asset_materialization.metadata.items()}
-        for start in range(0, len(keys), KEYS_A_QUERY)
-        for key, record in _latest_records(
-            instance, asset, keys[start : start + KEYS_A_QUERY]
-        ).items()
+        for key, record in _latest_records(instance, asset, keys).items()
     }
 
 
