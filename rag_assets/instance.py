@@ -10,6 +10,7 @@ process dies, so kill -9 never leaves a folder held.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -34,6 +35,14 @@ INGEST_LOCK = ".ingest.lock"
 RECEIPT = "ingest-receipt.json"
 INGEST_OWNER = ".ingest.owner"  # who holds INGEST_LOCK, for the waiting process's message
 WAIT_POLL_S = 2.0
+# The folder's event log storage (defs/event_log_storage.py), named in its dagster.yaml by the
+# block under this line, which is rewritten when the folder moves (Dagster takes the SQLite
+# folder of a configured storage only as a path).
+EVENT_LOG_MARK = "# rag-assets: this folder's event log (rewritten when the folder moves)"
+EVENT_LOG_MODULE = "rag_assets.defs.event_log_storage"
+EVENT_LOG_CLASS = "DocumentsEventLogStorage"
+# dagster.yaml keys that put storage elsewhere than the folder's SQLite files.
+STORAGE_KEYS = ("storage", "run_storage", "event_log_storage", "schedule_storage")
 
 
 def _setup_lock(home: Path) -> FileLock:
@@ -47,7 +56,45 @@ def ensure_dagster_home(settings: Settings) -> Path:
         target = home / "dagster.yaml"
         if not target.exists() and REPO_INSTANCE_YAML.is_file():
             shutil.copyfile(REPO_INSTANCE_YAML, target)
+        text = target.read_text() if target.exists() else ""
+        configured = _with_event_log_storage(text, home)
+        if configured != text:
+            target.write_text(configured)
     return home
+
+
+def storage_elsewhere(config: object) -> bool:
+    """Whether an instance config (dagster.yaml, loaded) keeps its storage off the folder's own
+    SQLite files: a server, or storage classes of its own."""
+    if not isinstance(config, dict):
+        return False
+    event_log = config.get("event_log_storage")
+    ours = isinstance(event_log, dict) and event_log.get("module") == EVENT_LOG_MODULE
+    return any(key in config for key in STORAGE_KEYS if not (ours and key == "event_log_storage"))
+
+
+def _with_event_log_storage(text: str, home: Path) -> str:
+    """The instance config naming the folder's event log storage, unless it names storage of
+    its own (kept as written)."""
+    import yaml
+
+    config = yaml.safe_load(text) or {}
+    event_log = config.get("event_log_storage") if isinstance(config, dict) else None
+    if storage_elsewhere(config) or (event_log and EVENT_LOG_MARK not in text):
+        return text
+    head = text.split(EVENT_LOG_MARK)[0].rstrip("\n")
+    block = "\n".join(
+        [
+            EVENT_LOG_MARK,
+            "event_log_storage:",
+            f"  module: {EVENT_LOG_MODULE}",
+            f"  class: {EVENT_LOG_CLASS}",
+            "  config:",
+            f"    base_dir: {json.dumps(str(home.resolve() / 'history' / 'runs'))}",
+            "",
+        ]
+    )
+    return f"{head}\n\n{block}" if head else block
 
 
 def open_instance(settings: Settings):

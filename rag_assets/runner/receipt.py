@@ -24,7 +24,7 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from rag_assets.instance import RECEIPT, hold_data_folder
+from rag_assets.instance import RECEIPT, hold_data_folder, storage_elsewhere
 from rag_assets.settings import Settings
 from rag_assets.sources.inbox import (
     SkippedFile,
@@ -35,8 +35,6 @@ from rag_assets.sources.inbox import (
 )
 from rag_assets.sources.paths import inside
 
-# dagster.yaml keys that move storage off the SQLite files this receipt can watch.
-STORAGE_KEYS = ("storage", "run_storage", "event_log_storage")
 # Files SQLite keeps beside a database while a write is in flight, or in WAL mode.
 IN_FLIGHT = ("-journal", "-wal", "-shm")
 SQLITE_CHANGE_COUNTER = 24  # offset of the header's 4-byte file change counter
@@ -134,7 +132,7 @@ def _storage_state(home: Path) -> list | None:
 
     config_file = home / "dagster.yaml"
     config = yaml.safe_load(config_file.read_text()) if config_file.is_file() else None
-    if isinstance(config, dict) and any(k in config for k in STORAGE_KEYS):
+    if storage_elsewhere(config):
         return None
     state = []
     for path in sorted((home / "history").rglob("*")):

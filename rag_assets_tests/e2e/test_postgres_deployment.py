@@ -24,11 +24,14 @@ from pathlib import Path
 import psycopg2
 import pytest
 import yaml
-from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
+from dagster import AssetCheckKey, AssetKey, DagsterInstance, DagsterRunStatus, RunsFilter
+from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionResolvedStatus
 from dagster._core.storage.dagster_run import IN_PROGRESS_RUN_STATUSES
 
 from rag_assets.defs.dagster_private import run_documents
+from rag_assets.defs.event_log_storage import DocumentsPostgresEventLogStorage
 from rag_assets.defs.landing import PART_TAG
+from rag_assets.defs.partitions import documents_partitions
 from rag_assets.index.store import MilvusIndex
 from rag_assets.settings import Settings
 from rag_assets.storage import read_chunks
@@ -228,6 +231,14 @@ def test_daemon_runs_documents_side_by_side_on_postgres(tmp_path, monkeypatch):
             wait_until_nothing_runs(instance)
 
         assert type(instance.run_storage).__name__ == "PostgresRunStorage"
+        assert isinstance(instance.event_log_storage, DocumentsPostgresEventLogStorage)
+        # The checks' partition view (read as the webserver reads it) has every document.
+        check = AssetCheckKey(AssetKey("document_chunks"), "chunk_metadata_complete")
+        (state,) = instance.event_log_storage.get_asset_check_state(
+            [(check, documents_partitions)]
+        ).values()
+        succeeded = state.subsets[AssetCheckExecutionResolvedStatus.SUCCEEDED]
+        assert len(succeeded.subset_value.get_partition_keys()) == len(DOCUMENTS)
         failed = [
             r.dagster_run.run_id
             for r in records

@@ -285,7 +285,7 @@ def test_helm_values_run_the_code_location_on_kubernetes_with_postgres():
     env = {e["name"]: e["value"] for e in deployment["env"]}
     assert env["RAG_ASSETS_STORAGE_ROOT"].startswith("s3://")
     assert re.fullmatch(r"https?://[\w.-]+:\d+", env["RAG_ASSETS_MILVUS_URI"])
-    scale = yaml.safe_load(SCALE_INSTANCE.read_text())["storage"]["postgres"]["postgres_db"]
+    scale = yaml.safe_load(SCALE_INSTANCE.read_text())["event_log_storage"]["config"]["postgres_db"]
     assert values["postgresql"]["postgresqlScheme"] == scale["scheme"]
     # Secrets never sit in the values.
     assert "postgresqlPassword" not in values["postgresql"]
