@@ -6,8 +6,13 @@ from __future__ import annotations
 import shutil
 
 import yaml
-from dagster import AssetCheckEvaluation, AssetCheckKey, AssetKey, DagsterInstance
-from dagster import partition_loading_context
+from dagster import (
+    AssetCheckEvaluation,
+    AssetCheckKey,
+    AssetKey,
+    DagsterInstance,
+    partition_loading_context,
+)
 from dagster._core.storage.asset_check_state import AssetCheckState, bulk_update_asset_check_state
 
 from rag_assets.defs.event_log_storage import DocumentsEventLogStorage
