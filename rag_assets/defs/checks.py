@@ -52,7 +52,7 @@ INDEX_CHECKS = {
     "index_rows_match_chunks": "The index holds exactly one row per chunk of the document.",
     "chunks_find_themselves": "Sampled chunks come back top-1 when searched by their own vector.",
     "collection_chunks_find_themselves": (
-        "After the write, sampled chunks of every document in the collection come back in the "
-        "top 10 of a collection-wide search by their own vector."
+        "After the write, sampled chunks of the documents written and of 100 others spread over "
+        "the collection come back in the top 10 of a collection-wide search by their own vector."
     ),
 }

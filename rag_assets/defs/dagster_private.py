@@ -54,7 +54,10 @@ from dagster._core.execution.context.data_version_cache import DataVersionCache
 from dagster._core.execution.plan import execute_step
 from dagster._core.instance.types import CachingDynamicPartitionsLoader
 from dagster._core.scheduler.instigation import InstigatorType
-from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
+from dagster._core.storage.asset_check_execution_record import (
+    AssetCheckExecutionRecordStatus,
+    AssetCheckPartitionInfo,
+)
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import (
     SQLITE_BUSY_TIMEOUT_SECONDS,
     SqliteEventLogStorage,
@@ -80,6 +83,7 @@ __all__ = [
     "DATA_VERSION_TAG",
     "PARTITION_NAME_TAG",
     "AssetCheckExecutionRecordStatus",
+    "AssetCheckPartitionInfo",
     "AssetGraphView",
     "CachingStaleStatusResolver",
     "InstigatorType",
@@ -118,6 +122,7 @@ PRIVATE_APIS = (
     ("dagster._daemon.asset_daemon", "get_auto_materialize_paused"),
     ("dagster._daemon.asset_daemon", "set_auto_materialize_paused"),
     ("dagster._core.storage.asset_check_execution_record", "AssetCheckExecutionRecordStatus"),
+    ("dagster._core.storage.asset_check_execution_record", "AssetCheckPartitionInfo"),
     ("dagster._core.storage.tags", "PARTITION_NAME_TAG"),
     ("dagster._core.storage.tags", "ASSET_PARTITION_RANGE_START_TAG"),
     ("dagster._core.storage.tags", "ASSET_PARTITION_RANGE_END_TAG"),

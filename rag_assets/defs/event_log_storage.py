@@ -48,6 +48,17 @@ class _CheckStatesReadPartitionsOnce:
 class DocumentsEventLogStorage(_CheckStatesReadPartitionsOnce, SqliteEventLogStorage):
     """Dagster's SQLite event log (config: `base_dir`, the folder of its databases)."""
 
+    def __init__(self, base_dir: str, inst_data=None):
+        self._tables_there: set[str] = set()
+        super().__init__(base_dir, inst_data)
+
+    def has_table(self, table_name: str) -> bool:
+        # Dagster asks before every check result it writes and every partition it looks up,
+        # each time reading the schema anew; a table once there stays (migrations only add).
+        if table_name not in self._tables_there and super().has_table(table_name):
+            self._tables_there.add(table_name)
+        return table_name in self._tables_there
+
     @classmethod
     def from_config_value(cls, inst_data, config_value) -> DocumentsEventLogStorage:
         return cls(inst_data=inst_data, **config_value)

@@ -43,12 +43,7 @@ class DocumentStatus:
 
 def latest_metadata(instance: DagsterInstance, asset: str, key: str) -> dict:
     """The metadata of the asset's latest materialization for one partition ({} if none)."""
-    records = instance.fetch_materializations(
-        AssetRecordsFilter(asset_key=AssetKey(asset), asset_partitions=[key]), limit=1
-    ).records
-    if not records:
-        return {}
-    return {k: v.value for k, v in records[0].asset_materialization.metadata.items()}
+    return latest_metadata_of(instance, asset, [key]).get(key, {})
 
 
 def failure_reason(error) -> str:
@@ -148,8 +143,8 @@ def statuses_of(
 ) -> list[DocumentStatus]:
     """Each document's status, read in a few queries for each 500 documents and once for each
     run that carried them (a batch's run holds the check results of all its documents)."""
-    landed = _latest_metadata_of(instance, "raw_documents", keys)
-    chunked = _latest_metadata_of(instance, "document_chunks", keys)
+    landed = latest_metadata_of(instance, "raw_documents", keys)
+    chunked = latest_metadata_of(instance, "document_chunks", keys)
     last_runs = latest_document_runs(instance, keys)
     findings: dict[str, _RunFindings] = {}
     found = []
@@ -179,7 +174,7 @@ def statuses_of(
     return found
 
 
-def _latest_metadata_of(instance: DagsterInstance, asset: str, keys: list[str]) -> dict:
+def latest_metadata_of(instance: DagsterInstance, asset: str, keys: list[str]) -> dict:
     """`latest_metadata` of many partitions: {key: metadata} for those materialized."""
     return {
         key: {k: v.value for k, v in record.asset_materialization.metadata.items()}

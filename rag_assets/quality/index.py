@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Collection, Sequence
+
+from rag_assets.index.filters import documents_in
 from rag_assets.index.rows import IndexRow
 from rag_assets.index.store import MilvusIndex
 from rag_assets.quality.outcome import CheckOutcome, outcome
 
 SELF_RETRIEVAL_SAMPLE = 5
+SCAN_DOCUMENTS = 500  # documents named in one scan's filter
 
 
 def check_row_count(rows_in_index: int, chunks: int, duplicates: int = 0) -> CheckOutcome:
@@ -52,21 +57,53 @@ def check_self_retrieval(
 
 COLLECTION_SAMPLE_PER_DOCUMENT = 2
 COLLECTION_TOP_K = 10
+# Documents of the collection searched for beside those just written: enough to see a written
+# document crowd others out, few enough that the check costs the same at 100 or 10,000.
+COLLECTION_OTHER_DOCUMENTS = 100
+
+
+def collection_sample(
+    written: Collection[str], known: Sequence[str], others: int = COLLECTION_OTHER_DOCUMENTS
+) -> list[str]:
+    """The documents a collection-wide check after a write searches for: those `written` and
+    `others` more of the `known` ones, spread evenly over them from a start that depends on
+    the written set (so successive writes look at different documents)."""
+    written = sorted(set(written))
+    rest = sorted(set(known) - set(written))
+    if len(rest) <= others:
+        return written + rest
+    step = len(rest) / others
+    start = int.from_bytes(hashlib.sha256("\0".join(written).encode()).digest()[:4]) % len(rest)
+    picked = {(start + int(i * step)) % len(rest) for i in range(others)}
+    return written + [rest[i] for i in sorted(picked)]
 
 
 def check_collection_self_retrieval(
     index: MilvusIndex,
     collection: str,
+    documents: Sequence[str] | None = None,
     per_document: int = COLLECTION_SAMPLE_PER_DOCUMENT,
     top_k: int = COLLECTION_TOP_K,
 ) -> CheckOutcome:
-    """Sampled chunks of every document in the collection come back in the top `top_k` of an
-    unfiltered dense search by their own vector (or a chunk with the same text does).
+    """Sampled chunks of the `documents` (every document in the collection when None) come back
+    in the top `top_k` of an unfiltered dense search by their own vector (or a chunk with the
+    same text does).
 
     The per-document check searches within its document only, so it misses a document whose
     rows crowd every other document out of the collection-wide search.
     """
-    entries = index.scan(collection, ["chunk_id", "doc_id", "chunk_index"])
+    fields = ["chunk_id", "doc_id", "chunk_index"]
+    entries = (
+        index.scan(collection, fields)
+        if documents is None
+        else [
+            row
+            for start in range(0, len(documents), SCAN_DOCUMENTS)
+            for row in index.scan(
+                collection, fields, documents_in(documents[start : start + SCAN_DOCUMENTS])
+            )
+        ]
+    )
     by_doc: dict[str, list[dict]] = {}
     for entry in sorted(entries, key=lambda e: (e["doc_id"], e["chunk_index"])):
         by_doc.setdefault(entry["doc_id"], []).append(entry)

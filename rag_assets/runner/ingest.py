@@ -44,7 +44,7 @@ from rag_assets.interrupts import (
     stop_signals,
 )
 from rag_assets.parsers.page_pool import drop_read_ahead
-from rag_assets.runner.outcomes import Outcomes, fill_from_instance, finished_outcome
+from rag_assets.runner.outcomes import Outcomes, fill_all_from_instance, finished_outcome
 from rag_assets.runner.progress import RunProgress, watch_run
 from rag_assets.runner.receipt import DocumentOutcome, place_in_inbox, receipt_digest, write_receipt
 from rag_assets.runner.retirement import retire_earlier_keys
@@ -236,17 +236,15 @@ def _run_all(
     parse_ahead = ParseAhead(resources, settings.inbox_dir, to_parse)
     # Milvus Lite's engine starts once for the whole ingest, not once per document.
     with LiteHold(settings.resolved_milvus_uri) as engine, parse_ahead:
-        for document in planned:
-            if not document.parts:  # fresh: its outcome from the instance, no run
-                progress.progress.document_started(document.relative_path)
-                progress.add(
-                    fill_from_instance(
-                        DocumentOutcome(document.key, document.relative_path, True),
-                        instance,
-                        graph.asset_check_keys,
-                        set(),
-                    )
-                )
+        fresh = [d for d in planned if not d.parts]  # their outcomes from the instance, no run
+        found = fill_all_from_instance(
+            [DocumentOutcome(d.key, d.relative_path, True) for d in fresh],
+            instance,
+            graph.asset_check_keys,
+        )
+        for document, outcome in zip(fresh, found, strict=True):
+            progress.progress.document_started(document.relative_path)
+            progress.add(outcome)
         runs = BatchRuns(instance, defs, graph, run_config, engine, progress, parse_ahead)
         if not runs.run_all(batches):
             return  # interrupted: reported with the documents not started
@@ -402,10 +400,11 @@ def _leave_receipt(settings: Settings, instance, graph, relative_paths, keys) ->
         digest = receipt_digest(settings, relative_paths)
         if not digest or any(p.assets for p in plan_runs(instance, graph, keys)):
             return
-        unchanged = [
-            fill_from_instance(DocumentOutcome(k, p, True), instance, graph.asset_check_keys, set())
-            for p, k in zip(relative_paths, keys, strict=True)
-        ]
+        unchanged = fill_all_from_instance(
+            [DocumentOutcome(k, p, True) for p, k in zip(relative_paths, keys, strict=True)],
+            instance,
+            graph.asset_check_keys,
+        )
         if receipt_digest(settings, relative_paths) == digest:
             write_receipt(settings, relative_paths, digest, unchanged)
             return

@@ -3,13 +3,17 @@ the instance; and the list of outcomes an ingest tells its progress of as each e
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from dagster import AssetCheckSeverity, DagsterEventType, DagsterInstance
 
-from rag_assets.defs.dagster_private import AssetCheckExecutionRecordStatus, PartitionKeyFilter
-from rag_assets.defs.status import failure_reason, latest_metadata
+from rag_assets.defs.dagster_private import (
+    AssetCheckExecutionRecordStatus,
+    AssetCheckPartitionInfo,
+    PartitionKeyFilter,
+)
+from rag_assets.defs.status import KEYS_A_QUERY, failure_reason, latest_metadata_of
 from rag_assets.interrupts import StopSignals
 from rag_assets.runner.progress import RunProgress
 from rag_assets.runner.receipt import DocumentOutcome
@@ -26,26 +30,58 @@ def fill_from_instance(
     outcome: DocumentOutcome, instance: DagsterInstance, check_keys, evaluated: set[str]
 ) -> DocumentOutcome:
     """What a run did not redo is reported from the document's stored materializations and
-    its latest check results, so every line reads the same whatever ran."""
-    if not outcome.parser:
-        parsed = latest_metadata(instance, "parsed_documents", outcome.doc_id)
-        outcome.parser = str(parsed.get("parser", ""))
-    if not outcome.template:
-        chunks = latest_metadata(instance, "document_chunks", outcome.doc_id)
-        outcome.template = str(chunks.get("template", ""))
-        outcome.chunks = int(chunks.get("chunks", 0))
-    latest = instance.event_log_storage.get_latest_asset_check_execution_by_key(
-        [k for k in check_keys if k.name not in evaluated],
-        partition_filter=PartitionKeyFilter(key=outcome.doc_id),
+    its latest check results (but those of `evaluated`), so every line reads the same whatever
+    ran."""
+    return fill_all_from_instance([outcome], instance, check_keys, {outcome.doc_id: evaluated})[0]
+
+
+def fill_all_from_instance(
+    outcomes: list[DocumentOutcome],
+    instance: DagsterInstance,
+    check_keys,
+    evaluated: Mapping[str, set[str]] | None = None,
+) -> list[DocumentOutcome]:
+    """`fill_from_instance` of many documents, in a few queries for each 500 of them (an
+    ingest reports every unchanged document of its folders so)."""
+    evaluated = evaluated or {}
+    check_keys = list(check_keys)
+    keys = [o.doc_id for o in outcomes]
+    parsed = latest_metadata_of(
+        instance, "parsed_documents", [o.doc_id for o in outcomes if not o.parser]
     )
-    for check_key, record in latest.items():
-        if record.status == AssetCheckExecutionRecordStatus.SUCCEEDED:
-            outcome.checks_total += 1
-            outcome.checks_passed += 1
-        elif record.status == AssetCheckExecutionRecordStatus.FAILED:
-            outcome.checks_total += 1
-            _failed(outcome, check_key.name, record.event.dagster_event.event_specific_data)
-    return outcome
+    chunked = latest_metadata_of(
+        instance, "document_chunks", [o.doc_id for o in outcomes if not o.template]
+    )
+    latest: dict[str, dict[str, AssetCheckPartitionInfo]] = {}
+    for start in range(0, len(keys), KEYS_A_QUERY):
+        infos = instance.event_log_storage.get_asset_check_partition_info(
+            check_keys, partition_keys=keys[start : start + KEYS_A_QUERY]
+        )
+        for info in infos:
+            latest.setdefault(info.partition_key, {})[info.check_key.name] = info
+    for outcome in outcomes:
+        if not outcome.parser:
+            outcome.parser = str(parsed.get(outcome.doc_id, {}).get("parser", ""))
+        if not outcome.template:
+            chunks = chunked.get(outcome.doc_id, {})
+            outcome.template = str(chunks.get("template", ""))
+            outcome.chunks = int(chunks.get("chunks", 0))
+        found = latest.get(outcome.doc_id, {})
+        for check_key in check_keys:
+            info = found.get(check_key.name)
+            if info is None or check_key.name in evaluated.get(outcome.doc_id, ()):
+                continue
+            if info.latest_execution_status == AssetCheckExecutionRecordStatus.SUCCEEDED:
+                outcome.checks_total += 1
+                outcome.checks_passed += 1
+            elif info.latest_execution_status == AssetCheckExecutionRecordStatus.FAILED:
+                outcome.checks_total += 1
+                # Its severity is in its event: read for the few that failed.
+                (record,) = instance.event_log_storage.get_latest_asset_check_execution_by_key(
+                    [check_key], partition_filter=PartitionKeyFilter(key=outcome.doc_id)
+                ).values()
+                _failed(outcome, check_key.name, record.event.dagster_event.event_specific_data)
+    return outcomes
 
 
 def _about(event, doc_id: str) -> bool:

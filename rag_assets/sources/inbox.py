@@ -127,12 +127,9 @@ def scan_inbox(inbox: Path, follow_symlinks: bool = False) -> list[InboxFile]:
     return scan_folder(inbox, follow_symlinks).files
 
 
-def find_in_inbox(
-    inbox: Path, partition_key: str, follow_symlinks: bool = False
-) -> InboxFile | None:
-    return next(
-        (f for f in scan_inbox(inbox, follow_symlinks) if f.partition_key == partition_key), None
-    )
+def inbox_by_key(inbox: Path, follow_symlinks: bool = False) -> dict[str, InboxFile]:
+    """Every document under the inbox, by partition key: read once for a batch's documents."""
+    return {f.partition_key: f for f in scan_inbox(inbox, follow_symlinks)}
 
 
 def sha256_file(path: Path) -> str:

@@ -16,7 +16,11 @@ from rag_assets.index.rows import (
     index_rows,
 )
 from rag_assets.index.store import MilvusIndex
-from rag_assets.quality.index import check_collection_self_retrieval, check_row_count
+from rag_assets.quality.index import (
+    check_collection_self_retrieval,
+    check_row_count,
+    collection_sample,
+)
 
 DIM = 16
 
@@ -90,8 +94,15 @@ def test_the_collection_check_finds_a_document_that_crowds_out_its_own_rows(tmp_
         )
         crowded = check_collection_self_retrieval(index, collection, per_document=3)
 
+        # The batch just written and a sample of the others: the same finding on fewer searches.
+        named = check_collection_self_retrieval(
+            index, collection, ["doc-poison", "doc-3"], per_document=3
+        )
+
     assert not crowded.passed
     assert crowded.metadata["documents"] == 7
+    assert not named.passed and "doc-poison:" in named.description
+    assert named.metadata["documents"] == 2 and named.metadata["unreachable_documents"] == 1
     assert crowded.metadata["unreachable_documents"] == 1
     assert "doc-poison:" in crowded.description
     assert "doc-0" not in crowded.description
@@ -124,3 +135,18 @@ def test_a_document_of_identical_sections_lands_once_and_hides_no_other(tmp_path
         == outcomes["repeated.md"].chunks
     )
     assert check.passed and check.metadata["documents"] == 2
+
+
+def test_a_collection_check_after_a_write_searches_the_batch_and_a_bounded_spread_of_others():
+    known = [f"doc-{i:04}" for i in range(1000)]
+    batch = ["doc-0500", "doc-0501", "new-doc"]
+    sample = collection_sample(batch, known, others=100)
+    assert sample[:3] == sorted(batch)  # every document written, even one not yet a partition
+    others = sample[3:]
+    assert len(others) == len(set(others)) == 100 and not set(others) & set(batch)
+    positions = sorted(known.index(d) for d in others)
+    gaps = [b - a for a, b in zip(positions, positions[1:], strict=False)]
+    assert max(gaps) <= 12  # spread over the whole collection (the batch sits in one gap)
+    assert collection_sample(batch, known, others=100) == sample  # deterministic
+    assert collection_sample(["doc-0007"], known, others=100)[1:] != others  # another batch, others
+    assert collection_sample(batch, known[:50], others=100) == sorted(batch) + known[:50]

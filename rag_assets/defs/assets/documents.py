@@ -20,7 +20,7 @@ from rag_assets.errors import ConfigurationError, DocumentError
 from rag_assets.normalize.adapt import to_ir, with_llm_profile
 from rag_assets.parsers.base import ParsedDocument, no_text_reason
 from rag_assets.profile.llm import ProfileCache
-from rag_assets.sources.inbox import find_in_inbox
+from rag_assets.sources.inbox import InboxFile, inbox_by_key
 from rag_assets.sources.keys import InvalidPartitionKey, check_partition_key
 from rag_assets.sources.raw import RawDocument, capture_raw_document
 from rag_assets.text.progress import PAGES_PARSED, progress_line
@@ -54,15 +54,19 @@ def _document_failure(log: StepLog, error: Exception) -> Failure:
     description="The file as it landed in the inbox: a fixed copy, its hash, size, type and page count.",
 )
 def raw_documents(context: AssetExecutionContext, inbox: InboxResource):
-    yield from per_document(context, lambda key, _, log: _land(log, inbox, key))
+    # The inbox is read once for the step: a batch's documents are looked up in one listing.
+    files = inbox_by_key(inbox.inbox, inbox.follow_symlinks)
+    yield from per_document(context, lambda key, _, log: _land(log, inbox, key, files))
 
 
-def _land(log: StepLog, inbox: InboxResource, key: str) -> DocumentStep:
+def _land(
+    log: StepLog, inbox: InboxResource, key: str, files: dict[str, InboxFile]
+) -> DocumentStep:
     try:
         key = check_partition_key(key)
     except InvalidPartitionKey as error:
         raise _document_failure(log, error) from error
-    found = find_in_inbox(inbox.inbox, key, inbox.follow_symlinks)
+    found = files.get(key)
     if found is None:
         raise Failure(
             f"partition {key}: no file in the inbox has this key (removed or renamed since?)",

@@ -27,6 +27,7 @@ from rag_assets.quality.index import (
     check_collection_self_retrieval,
     check_row_count,
     check_self_retrieval,
+    collection_sample,
 )
 from rag_assets.quality.rollback import replace_checked_many
 from rag_assets.redaction import redact_url
@@ -145,10 +146,15 @@ def vector_index(
                     index, collection, key, prepared[key][1]
                 ),
             },
-            # After the writes, across every document: none may have crowded others out.
+            # After the writes, across the collection: the batch's documents and others spread
+            # over it (a bounded sample) must come back, none crowded out.
             after=lambda: {
                 "collection_chunks_find_themselves": check_collection_self_retrieval(
-                    index, collection
+                    index,
+                    collection,
+                    collection_sample(
+                        prepared, context.instance.get_dynamic_partitions(documents_partitions.name)
+                    ),
                 )
             },
         )
