@@ -44,8 +44,11 @@ def fill_all_from_instance(
     """`fill_from_instance` of many documents, in a few queries for each 500 of them (an
     ingest reports every unchanged document of its folders so)."""
     evaluated = evaluated or {}
-    check_keys = list(check_keys)
-    keys = [o.doc_id for o in outcomes]
+    # The checks some document still needs (after a run, usually none).
+    check_keys = [
+        k for k in check_keys if any(k.name not in evaluated.get(o.doc_id, ()) for o in outcomes)
+    ]
+    keys = [o.doc_id for o in outcomes] if check_keys else []
     parsed = latest_metadata_of(
         instance, "parsed_documents", [o.doc_id for o in outcomes if not o.parser]
     )
