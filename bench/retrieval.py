@@ -39,7 +39,7 @@ from rag_assets.parsers.base import ParsedDocument
 from rag_assets.parsers.routing import ParserRouter
 from rag_assets.parsing import parse_file
 from rag_assets.retrieval.evaluation.comparison import compare_templates, run_specs
-from rag_assets.retrieval.evaluation.sets import load_eval_set, passage_document
+from rag_assets.retrieval.evaluation.sets import EvalQuestion, load_eval_set, passage_document
 from rag_assets.settings import Settings
 from rag_assets.sources.inbox import sha256_file
 from rag_assets.sources.keys import partition_key_for
@@ -138,6 +138,22 @@ def print_side_by_side(title: str, mrr: dict[str, dict[str, float]]) -> None:
         print(f"| {key} | " + " | ".join(f"{m.get(key, 0):.3f}" for m in mrr.values()) + " |")
 
 
+def by_company_halves(questions: list[EvalQuestion]) -> list[EvalQuestion]:
+    """Each FinanceBench question tagged `half-a` or `half-b` by its filing's company (the
+    companies alternately, in name order): a rule developed on one half is reported on the
+    other (the `tag:half-*` slices)."""
+    companies = {
+        d["doc"]: d["company"]
+        for d in json.loads((FINANCEBENCH / "documents.json").read_text())["documents"]
+    }
+    ordered = sorted(set(companies.values()))
+    half = {company: "half-a" if i % 2 == 0 else "half-b" for i, company in enumerate(ordered)}
+    return [
+        q.model_copy(update={"tags": [*q.tags, half[companies[q.targets[0].doc]]]})
+        for q in questions
+    ]
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--set", default="sample", help="sample, fixtures, or a path")
@@ -198,6 +214,8 @@ def main(argv: list[str]) -> int:
         eval_set = load_eval_set(Path(args.set))
         documents = [passage_document(p) for p in eval_set.passages]
     questions = eval_set.questions
+    if args.set == "financebench-dev":
+        questions = by_company_halves(questions)
     if len(questions) > args.limit:
         questions = random.Random(0).sample(questions, args.limit)
     parsed_in = time.perf_counter() - started

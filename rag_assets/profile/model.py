@@ -38,8 +38,13 @@ class DocumentProfile(BaseModel):
     form: ProfileField | None = None  # a regulatory form the document names: "Form 10-K"
     period: ProfileField | None = None  # "fiscal year 2017", "quarter ended March 31, 2021"
     year: int | None = None  # the period's year (a fiscal year's own number), for matching
+    # The fiscal quarter (1-4) a quarterly report or an earnings release covers, and the fiscal
+    # year it counts in, as the document writes them (`second quarter of fiscal 2024`).
+    quarter: int | None = None
+    fiscal_year: int | None = None
     language: ProfileField | None = None
-    # Other names of the issuer: trading symbols on the cover, the file name's words.
+    # Other names of the issuer: trading symbols on the cover, the names the document defines
+    # for it (`("AMD")`) and the short forms its own text uses most (`Disney`).
     aliases: list[str] = Field(default_factory=list)
 
     def identity(self) -> str:
@@ -76,8 +81,13 @@ class DocumentProfile(BaseModel):
             )
             if value is not None
         }
-        if self.year is not None:
-            fields["doc_year"] = self.year
+        for name, number in (
+            ("year", self.year),
+            ("quarter", self.quarter),
+            ("fiscal_year", self.fiscal_year),
+        ):
+            if number is not None:
+                fields[f"doc_{name}"] = number
         if self.aliases:
             fields["doc_aliases"] = list(self.aliases)
         return fields

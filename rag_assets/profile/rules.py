@@ -18,10 +18,15 @@ from pathlib import Path
 from rag_assets.contracts.ir import FURNITURE_TYPES, DocumentElement, StandardizedDocument
 from rag_assets.language import detect_language
 from rag_assets.profile.model import DocumentProfile, ProfileField, Source
+from rag_assets.profile.names import other_names
+from rag_assets.profile.periods import reported_quarter
 
 COVER_PAGES = 1
 FIRST_PAGES = 3
 UNPAGED_COVER_ELEMENTS = 40  # a document without pages: its first elements stand for page 1
+MAX_ALIASES = 8
+# Kinds that report on one quarter: the quarter is read from their text.
+_QUARTERLY_KINDS = frozenset({"quarterly report", "current report", "press release"})
 
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
 _DATE = rf"(?:{_MONTHS})\s+\d{{1,2}}\s*,?\s*(\d{{4}})"
@@ -141,6 +146,10 @@ def profile_document(
         kind = _kind(title, cover, first)
         organization = _issuer(first, info)
         period, year = _dated(title, cover)
+    text = "\n".join(e.text for e in doc.elements if e.type not in FURNITURE_TYPES)
+    quarter = reported_quarter(text) if kind and kind.value in _QUARTERLY_KINDS else None
+    symbols = _symbols(cover) if form else []
+    names = other_names(text, organization.value) if organization else []
     return DocumentProfile(
         title=title,
         organization=organization,
@@ -148,8 +157,12 @@ def profile_document(
         form=form,
         period=period,
         year=year,
+        quarter=quarter.number if quarter else None,
+        fiscal_year=quarter.year
+        if quarter
+        else (year if kind and kind.value == "annual report" else None),
         language=_language(doc, first),
-        aliases=_symbols(cover) if form else [],
+        aliases=list(dict.fromkeys([*symbols, *names]))[:MAX_ALIASES],
     )
 
 

@@ -12,39 +12,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-# Words a name carries that tell no issuer apart.
-_LEGAL_FORMS = frozenset(
-    [
-        "inc",
-        "incorporated",
-        "corp",
-        "corporation",
-        "co",
-        "company",
-        "companies",
-        "plc",
-        "ltd",
-        "limited",
-        "llc",
-        "lp",
-        "llp",
-        "holdings",
-        "holding",
-        "group",
-        "sa",
-        "ag",
-        "nv",
-        "se",
-        "spa",
-        "gmbh",
-        "the",
-        "and",
-        "of",
-    ]
-)
+from rag_assets.profile.names import LEGAL_FORMS, initials
+from rag_assets.profile.periods import Quarter, quarters_in
+
 # `AT&T`, `Amazon.com`, `Coca-Cola` are one word; `Verizon's` is `Verizon` and `s`.
 _WORD = re.compile(r"[^\W_]+(?:[&.-][^\W_]+)*")
 _YEAR = re.compile(
@@ -54,15 +28,17 @@ _SHORT_FISCAL_YEAR = re.compile(r"\bfy\s*'?(\d\d)\b", re.I)
 # Kinds a question can ask for, by the words it uses.
 _KIND_WORDS: tuple[tuple[frozenset[str], re.Pattern[str]], ...] = (
     (frozenset({"annual report"}), re.compile(r"\b10-?k\b|\bannual report\b", re.I)),
-    (
-        frozenset({"quarterly report"}),
-        re.compile(r"\b10-?q\b|\bquarter(?:ly)?\b|\bq[1-4]\b", re.I),
-    ),
+    # A quarter named (`Q2`, `second quarter`) is a period, which an earnings release covers too.
+    (frozenset({"quarterly report"}), re.compile(r"\b10-?q\b|\bquarterly\b", re.I)),
     (
         frozenset({"current report", "press release"}),
         re.compile(r"\b8-?k\b|\bpress release\b|\bearnings release\b", re.I),
     ),
 )
+
+
+# Kinds of document that cover one quarter.
+_QUARTERLY_KINDS = frozenset({"quarterly report", "current report", "press release"})
 
 
 class DocumentCard(BaseModel):
@@ -74,16 +50,23 @@ class DocumentCard(BaseModel):
     organization: str = ""
     kind: str = ""
     year: int | None = None
+    quarter: int | None = None  # the fiscal quarter a quarterly report or release covers
+    fiscal_year: int | None = None
     aliases: tuple[str, ...] = ()
 
     @classmethod
     def from_metadata(cls, doc_id: str, metadata: dict) -> DocumentCard:
-        year = metadata.get("doc_year")
+        def number(name: str) -> int | None:
+            value = metadata.get(f"doc_{name}")
+            return value if isinstance(value, int) else None
+
         return cls(
             doc_id=doc_id,
             organization=str(metadata.get("doc_organization") or ""),
             kind=str(metadata.get("doc_kind") or ""),
-            year=year if isinstance(year, int) else None,
+            year=number("year"),
+            quarter=number("quarter"),
+            fiscal_year=number("fiscal_year"),
             aliases=tuple(str(a) for a in metadata.get("doc_aliases") or ()),
         )
 
@@ -102,20 +85,28 @@ def infer_documents(question: str, cards: Sequence[DocumentCard]) -> DocumentInf
     if len(cards) < 2:
         return None
     words = _words(question)
-    named = {card.doc_id: _issuer_words(card, question, words) for card in cards}
-    chosen = [card for card in cards if named[card.doc_id]]
-    said = sorted({w for found in named.values() for w in found})
+    named = _named_issuers(cards, words)
+    chosen = [card for card in cards if card.doc_id in named]
+    said = sorted({named[card.doc_id] for card in chosen})
     reasons = [f"issuer {', '.join(repr(w) for w in said)}"] if chosen else []
     pool = chosen or list(cards)
-    years = _years(question)
+    quarters = quarters_in(question)
+    asked = _asked_years(question)
+    fiscal = {year for year, written_fiscal in asked if written_fiscal}
+    years = {year for year, _ in asked} | {q.year for q in quarters if q.year is not None}
     kinds = [kinds for kinds, pattern in _KIND_WORDS if pattern.search(question)]
-    if years or kinds:
-        scored = {card.doc_id: _period_kind_score(card, years, kinds) for card in pool}
+    if years or kinds or quarters:
+        scored = {
+            card.doc_id: _period_kind_score(card, years, fiscal, quarters, kinds) for card in pool
+        }
         best = max(scored.values())
         if best > 0:
             pool = [card for card in pool if scored[card.doc_id] == best]
             if years:
                 said.extend(str(y) for y in sorted(years))
+            if quarters:
+                reasons.append(f"quarter {', '.join(_quarter_name(q) for q in quarters)}")
+            elif years:
                 reasons.append(f"period {', '.join(str(y) for y in sorted(years))}")
             if kinds:
                 reasons.append(f"kind {' or '.join(sorted(k for ks in kinds for k in ks))}")
@@ -128,56 +119,126 @@ def infer_documents(question: str, cards: Sequence[DocumentCard]) -> DocumentInf
     )
 
 
+def _quarter_name(quarter: Quarter) -> str:
+    return f"Q{quarter.number}" + (f" {quarter.year}" if quarter.year else "")
+
+
 def _words(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
+def _plain(word: str) -> str:
+    """A word as names are compared: case and inner punctuation aside (`Wal-Mart`, `walmart`)."""
+    return "".join(c for c in word.casefold() if c.isalnum())
+
+
 def _key_tokens(name: str) -> list[str]:
-    return [w for w in (t.casefold() for t in _words(name)) if w not in _LEGAL_FORMS]
+    return [p for p in (_plain(t) for t in _words(name)) if p and p not in LEGAL_FORMS]
 
 
-def _issuer_words(card: DocumentCard, question: str, words: list[str]) -> list[str]:
-    """The words of the question that name the card's issuer: its name (legal form aside), a
-    clipped or initial form of a two- or three-word name (`AmEx`), a trading symbol."""
-    if not card.organization:
-        return []
-    tokens = _key_tokens(card.organization)
+class _Naming(NamedTuple):
+    """Where the question names a card's issuer, and how surely: the whole name or a name the
+    document gives itself (3); its initials, a clipped form or a symbol (2); the name's first
+    word alone (1)."""
+
+    start: int
+    end: int  # the words [start, end) of the question
+    strength: int
+
+
+def _named_issuers(cards: Sequence[DocumentCard], words: list[str]) -> dict[str, str]:
+    """doc id -> the question's words naming its issuer. Where two issuers are named by
+    overlapping words, the one named by more of them, or more surely, wins: `Corning Natural
+    Gas` names that company and not Corning Incorporated."""
+    namings = {card.doc_id: _naming(card, words) for card in cards}
+    found = {doc_id: n for doc_id, n in namings.items() if n is not None}
+
+    def beaten(mine: _Naming) -> bool:
+        return any(
+            other.start < mine.end
+            and mine.start < other.end
+            and (other.end - other.start, other.strength) > (mine.end - mine.start, mine.strength)
+            for other in found.values()
+        )
+
+    return {
+        doc_id: " ".join(words[n.start : n.end]) for doc_id, n in found.items() if not beaten(n)
+    }
+
+
+def _naming(card: DocumentCard, words: list[str]) -> _Naming | None:
+    """Where the question names the card's issuer: its name (legal form aside), squashed or
+    spaced (`Coca Cola`), a name the document gives it (`AMD`, `Disney`), its initials, a
+    clipped form of a two- or three-word name (`AmEx`), a trading symbol, its first word."""
+    tokens = _key_tokens(card.organization) if card.organization else []
     if not tokens:
-        return []
-    folded = [w.casefold() for w in words]
-    span = len(tokens)
-    for start in range(len(folded) - span + 1):
-        if folded[start : start + span] == tokens:
-            return [" ".join(words[start : start + span])]
+        return None
+    plain = [_plain(w) for w in words]
+    for start in range(len(plain) - len(tokens) + 1):
+        if plain[start : start + len(tokens)] == tokens:
+            return _Naming(start, start + len(tokens), 3)
     squashed = "".join(tokens)
-    for start in range(len(folded)):
+    for start in range(len(plain)):
         for width in (1, 2, 3):
-            if "".join(folded[start : start + width]) == squashed:
-                return [" ".join(words[start : start + width])]
+            if "".join(plain[start : start + width]) == squashed:
+                return _Naming(start, start + width, 3)
+    for alias in card.aliases:
+        naming = _alias_naming(alias, words, plain)
+        if naming is not None:
+            return naming
+    for position, word in enumerate(words):
+        if _initials_of(word, tokens):
+            return _Naming(position, position + 1, 2)
+        written_as_name = (word.isupper() and len(word) >= 2) or (
+            len(word) >= 4 and word[0].isupper()
+        )
+        if written_as_name and _clipped(plain[position], tokens):
+            return _Naming(position, position + 1, 2)
     if len(tokens) > 1:
-        found = _distinct_first_token(tokens, words)
-        if found:
-            return [found]
-    for word in words:
-        if word.isupper() and len(word) >= 2:
-            if word in card.aliases or _clipped(word.casefold(), tokens):
-                return [word]
-        elif len(word) >= 4 and word[0].isupper() and _clipped(word.casefold(), tokens):
-            return [word]
-    return []
+        position = _distinct_first_token(tokens, words)
+        if position is not None:
+            return _Naming(position, position + 1, 1)
+    return None
 
 
-def _distinct_first_token(tokens: list[str], words: list[str]) -> str | None:
+def _alias_naming(alias: str, words: list[str], plain: list[str]) -> _Naming | None:
+    """A name the document gives its issuer, as the question writes it: a symbol or an
+    acronym in capitals (`AXP`, not `axp`), a longer name in any case."""
+    alias_tokens = [_plain(w) for w in _words(alias)]
+    if not alias_tokens:
+        return None
+    short = len(alias_tokens) == 1 and alias.isupper() and len(alias) <= 5
+    for start in range(len(plain) - len(alias_tokens) + 1):
+        if plain[start : start + len(alias_tokens)] != alias_tokens:
+            continue
+        if short and not words[start].isupper():
+            continue
+        if len(alias_tokens) == 1 and not short and not words[start][:1].isupper():
+            continue
+        return _Naming(start, start + len(alias_tokens), 2 if short else 3)
+    return None
+
+
+def _initials_of(word: str, tokens: list[str]) -> bool:
+    """`AMD` of Advanced Micro Devices, `J&J` or `JnJ` of Johnson & Johnson: the capitals of
+    a name of two words or more (an `&` or `n` standing for its `and`)."""
+    if len(tokens) < 2 or not word[:1].isupper() or len(word) > 2 * len(tokens) + 1:
+        return False
+    letters = re.sub(r"(?<=[A-Z])(?:&|n)(?=[A-Z])", "", word)
+    return letters.isupper() and letters == initials(tokens)
+
+
+def _distinct_first_token(tokens: list[str], words: list[str]) -> int | None:
     """The name's first word, written as a name (capitalised, not the question's first word),
     and not followed by a capitalised word that names something else: `Verizon's` names
     Verizon Communications, `General Electric` does not name General Mills."""
     for position, word in enumerate(words):
-        if word.casefold() != tokens[0] or position == 0 or not word[0].isupper():
+        if _plain(word) != tokens[0] or position == 0 or not word[0].isupper():
             continue
         after = words[position + 1] if position + 1 < len(words) else ""
-        if after[:1].isupper() and after.casefold() != tokens[1]:
+        if after[:1].isupper() and _plain(after) != tokens[1]:
             continue
-        return word
+        return position
     return None
 
 
@@ -200,24 +261,55 @@ def _clipped(word: str, tokens: list[str]) -> bool:
 
 
 def _years(question: str) -> set[int]:
-    years = {int(m.group(1)) for m in _YEAR.finditer(question)}
-    years |= {2000 + int(m.group(1)) for m in _SHORT_FISCAL_YEAR.finditer(question)}
+    return {year for year, _ in _asked_years(question)}
+
+
+def _asked_years(question: str) -> set[tuple[int, bool]]:
+    """(year, whether written as a fiscal year: `FY2023`, `fiscal 2023`)."""
+    years = {(int(m.group(1)), m.group(0)[:1].casefold() == "f") for m in _YEAR.finditer(question)}
+    years |= {(2000 + int(m.group(1)), True) for m in _SHORT_FISCAL_YEAR.finditer(question)}
     return years
 
 
-def _period_kind_score(card: DocumentCard, years: set[int], kinds: Iterable[frozenset[str]]) -> int:
+def _covered_years(card: DocumentCard) -> set[int]:
+    """The years a question may call the card's period by: its own, its fiscal year; for a
+    quarterly document whose fiscal year is unsaid, the next too (a fiscal year ending in
+    January: Q2 of fiscal 2024 ends in July 2023)."""
+    years = {y for y in (card.year, card.fiscal_year) if y is not None}
+    if card.kind == "quarterly report" and card.fiscal_year is None and card.year is not None:
+        years.add(card.year + 1)
+    return years
+
+
+def _period_kind_score(
+    card: DocumentCard,
+    years: set[int],
+    fiscal: set[int],
+    quarters: Sequence[Quarter],
+    kinds: Iterable[frozenset[str]],
+) -> int:
     """2 for the latest year asked (the report that covers it), 1 for another year asked or
-    the year after the latest (whose report repeats it as the prior year); 1 more for the kind
-    asked."""
+    the year after the latest (whose report repeats it as the prior year); a year asked as a
+    fiscal year (`fiscal`) is only a card's fiscal year, when it states one. For a quarter
+    asked, 3 more for a document of that quarter, 1 for one of an unsaid quarter; 1 more for
+    the kind asked."""
     score = 0
-    if years and card.year is not None:
+    covered = _covered_years(card)
+    if card.fiscal_year is not None and fiscal:
+        covered = {card.fiscal_year} | (covered - fiscal)
+    if years and covered:
         latest = max(years)
-        # A quarter that ends in one calendar year may count to the next fiscal year
-        # (a fiscal year ending in January: Q2 FY2024 ends in July 2023).
-        fiscal = {card.year, card.year + 1} if card.kind == "quarterly report" else {card.year}
-        if latest in fiscal:
+        if latest in covered:
             score += 2
-        elif fiscal & years or card.year == latest + 1:
+        elif covered & years or card.year == latest + 1:
+            score += 1
+    if quarters:
+        if card.quarter is not None:
+            if any(
+                q.number == card.quarter and (q.year is None or q.year in covered) for q in quarters
+            ):
+                score += 3
+        elif card.kind in _QUARTERLY_KINDS:
             score += 1
     if any(card.kind in kind for kind in kinds):
         score += 1

@@ -56,6 +56,61 @@ def test_a_filing_cover_gives_issuer_form_kind_period_and_symbols() -> None:
     assert profile.title is None  # the regulator's masthead is not the filing's title
 
 
+def test_a_filing_knows_the_names_it_defines_and_uses_for_its_issuer() -> None:
+    cover = [
+        ("heading", "## FORM 10-K"),
+        ("paragraph", "For the fiscal year ended December 25, 2022"),
+        ("heading", "## Northwind Silicon Devices, Inc."),
+        ("paragraph", "(Exact name of registrant as specified in its charter)"),
+    ]
+    business = [
+        ("paragraph", 'Northwind Silicon Devices, Inc. ("NSD," "we," "us" or the "Company") '
+         "designs processors."),
+        *[("paragraph", f"In {year}, revenue at NSD grew and the team at Silicon, as the "
+           "plant is called, shipped more.") for year in range(2015, 2022)],
+    ]  # fmt: skip
+    profile = profile_document(_doc([cover, business]))
+    assert profile.aliases == ["NSD", "Silicon"]  # defined first, then written as a name
+    # A word the document also writes in lower case is a word, not a name.
+    plain = profile_document(_doc([cover, [*business, ("paragraph", "silicon wafers " * 40)]]))
+    assert plain.aliases == ["NSD"]
+
+
+def test_a_short_form_written_as_a_name_mid_sentence_is_one_of_its_names() -> None:
+    cover = [("paragraph", "© 2023 The Walt Harbour Company. All rights reserved.")]
+    text = [("paragraph", "Guests at Harbour parks grew, and Harbour's studios released films.")]
+    profile = profile_document(_doc([cover, text * 6], title="Fiscal 2023 Annual Report"))
+    assert profile.organization is not None
+    assert profile.aliases == ["Harbour"]
+    assert "Walt" not in profile.aliases  # always followed by the rest of the name
+
+
+def test_a_quarterly_report_and_a_release_know_the_fiscal_quarter_they_cover() -> None:
+    cover = [
+        ("paragraph", "FORM 10-Q"),
+        ("paragraph", "For the quarterly period ended July 29, 2023"),
+        ("paragraph", "Commission file number 1-9595"),
+        ("paragraph", "Harbour Outfitters, Inc."),
+        ("paragraph", "(Exact name of registrant as specified in its charter)"),
+    ]
+    discussion = [
+        ("paragraph", "Revenue in the second quarter of fiscal 2024 fell against the second "
+         "quarter of fiscal 2023. In the first quarter of fiscal 2024 it had risen."),
+        ("paragraph", "Q2 FY24 comparable sales declined."),
+    ]  # fmt: skip
+    quarterly = profile_document(_doc([cover, discussion]))
+    assert (quarterly.year, quarterly.quarter, quarterly.fiscal_year) == (2023, 2, 2024)
+    assert quarterly.index_metadata()["doc_quarter"] == 2
+    release = profile_document(
+        _doc([[("title", "# Harbour Outfitters Reports Second Quarter Fiscal 2024 Results"),
+               ("paragraph", "FOR IMMEDIATE RELEASE")]])
+    )  # fmt: skip
+    assert release.kind is not None and release.kind.value == "press release"
+    assert (release.quarter, release.fiscal_year) == (2, 2024)
+    annual = profile_document(_doc([ANNUAL_COVER, discussion]))
+    assert (annual.quarter, annual.fiscal_year) == (None, 2017)  # a year's report, no quarter
+
+
 def test_a_quarterly_cover_whose_lines_interleave_still_gives_its_quarter() -> None:
     cover = [
         ("paragraph", "FORM 10-Q"),

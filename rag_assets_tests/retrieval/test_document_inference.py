@@ -76,3 +76,59 @@ def test_a_collection_of_one_document_or_all_alike_infers_nothing() -> None:
 def test_documents_without_a_profile_are_never_named() -> None:
     bare = [DocumentCard(doc_id="a"), DocumentCard(doc_id="b")]
     assert infer_documents("What did Acme report in 2022?", bare) is None
+
+
+# One company's filings side by side (fiscal years ending in January), and two companies whose
+# names contain one another.
+LOOK_ALIKES = [
+    DocumentCard(doc_id="harbour-10k-fy2023", organization="Harbour Outfitters, Inc.", kind="annual report", year=2023, fiscal_year=2023),
+    DocumentCard(doc_id="harbour-10q-q1-fy2024", organization="Harbour Outfitters, Inc.", kind="quarterly report", year=2023, quarter=1, fiscal_year=2024),
+    DocumentCard(doc_id="harbour-10q-q2-fy2024", organization="Harbour Outfitters, Inc.", kind="quarterly report", year=2023, quarter=2, fiscal_year=2024),
+    DocumentCard(doc_id="harbour-release-q2-fy2024", organization="Harbour Outfitters, Inc.", kind="press release", year=2023, quarter=2, fiscal_year=2024),
+    DocumentCard(doc_id="corning-10k", organization="Corning Incorporated", kind="annual report", year=2022),
+    DocumentCard(doc_id="corning-gas-10k", organization="Corning Natural Gas Holding Corporation", kind="annual report", year=2022),
+    DocumentCard(doc_id="micro-10k", organization="Advanced Micro Devices, Inc.", kind="annual report", year=2022, aliases=("AMD",)),
+    DocumentCard(doc_id="disney-10k", organization="The Walt Disney Company", kind="annual report", year=2022, aliases=("Disney",)),
+    DocumentCard(doc_id="jj-10k", organization="Johnson & Johnson", kind="annual report", year=2022),
+    DocumentCard(doc_id="walmart-10k", organization="Wal-Mart Stores, Inc.", kind="annual report", year=2018),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("question", "doc_ids"),
+    [
+        ("What were Harbour Outfitters' sales in Q2 FY2024?", ["harbour-10q-q2-fy2024", "harbour-release-q2-fy2024"]),
+        ("What did Harbour Outfitters report for Q2'24?", ["harbour-10q-q2-fy2024", "harbour-release-q2-fy2024"]),
+        ("Harbour Outfitters 2Q24 gross margin?", ["harbour-10q-q2-fy2024", "harbour-release-q2-fy2024"]),
+        ("Harbour Outfitters FY2024Q1 inventory?", ["harbour-10q-q1-fy2024"]),
+        ("How did Harbour Outfitters do in the first quarter of fiscal 2024?", ["harbour-10q-q1-fy2024"]),
+        ("What does the Harbour Outfitters 10-Q for Q2 FY2024 say about debt?", ["harbour-10q-q2-fy2024"]),
+        ("What did the Harbour Outfitters earnings release for Q2 FY2024 highlight?", ["harbour-release-q2-fy2024"]),
+        ("What was Harbour Outfitters' revenue in its FY2023 annual report?", ["harbour-10k-fy2023"]),
+        ("What was Harbour Outfitters' revenue in FY2023?", ["harbour-10k-fy2023"]),
+    ],
+)  # fmt: skip
+def test_the_filing_of_the_form_and_period_asked_wins_among_one_companys(
+    question: str, doc_ids: list[str]
+) -> None:
+    named = infer_documents(question, LOOK_ALIKES)
+    assert named is not None and named.doc_ids == doc_ids, named
+
+
+@pytest.mark.parametrize(
+    ("question", "doc_ids"),
+    [
+        ("What did Corning Natural Gas earn in 2022?", ["corning-gas-10k"]),
+        ("What did Corning earn in 2022?", ["corning-10k"]),
+        ("What is AMD's gross margin?", ["micro-10k"]),
+        ("How did Disney's parks do?", ["disney-10k"]),
+        ("What is J&J's pharmaceutical revenue?", ["jj-10k"]),
+        ("What is JnJ's pharmaceutical revenue?", ["jj-10k"]),
+        ("Did Walmart grow sales?", ["walmart-10k"]),
+    ],
+)
+def test_an_issuer_named_by_another_form_of_its_name_or_inside_anothers(
+    question: str, doc_ids: list[str]
+) -> None:
+    named = infer_documents(question, LOOK_ALIKES)
+    assert named is not None and named.doc_ids == doc_ids, named
