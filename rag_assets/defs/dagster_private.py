@@ -19,7 +19,8 @@ Why each is needed:
   `_with_partition_data_versions`, installed on import;
 - Ctrl-C kept from the processes mirroring a run's output (`tail_to_stream`): see
   `_tail_deaf_to_ctrl_c`, installed on import;
-- the checks' partition views (`CachingDynamicPartitionsLoader`): see `event_log_storage.py`;
+- the checks' partition views (`AssetCheckState`, `SerializableEntitySubset`, ...): see
+  `event_log_storage.py`;
 - SQLite event log writes (`SqliteEventLogStorage._connect`, `store_event_batch`): one engine
   kept a shard (`_connect_kept_engine`) and Dagster's event batches written in one transaction
   a shard (`_store_event_batch_together`), a step's check results among them
@@ -40,6 +41,7 @@ from pathlib import Path
 from dagster import AssetMaterialization, DagsterEventType, DagsterInvariantViolationError
 from dagster._core import events as dagster_events
 from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
+from dagster._core.asset_graph_view.serializable_entity_subset import SerializableEntitySubset
 from dagster._core.definitions.data_version import (
     DATA_VERSION_IS_USER_PROVIDED_TAG,
     DATA_VERSION_TAG,
@@ -52,12 +54,14 @@ from dagster._core.events import DagsterEventBatchMetadata, generate_event_batch
 from dagster._core.execution import compute_logs
 from dagster._core.execution.context.data_version_cache import DataVersionCache
 from dagster._core.execution.plan import execute_step
-from dagster._core.instance.types import CachingDynamicPartitionsLoader
 from dagster._core.scheduler.instigation import InstigatorType
 from dagster._core.storage.asset_check_execution_record import (
     AssetCheckExecutionRecordStatus,
+    AssetCheckExecutionResolvedStatus,
     AssetCheckPartitionInfo,
 )
+from dagster._core.storage.asset_check_state import AssetCheckState
+from dagster._core.storage.dagster_run import FINISHED_STATUSES
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import (
     SQLITE_BUSY_TIMEOUT_SECONDS,
     SqliteEventLogStorage,
@@ -78,7 +82,10 @@ from rag_assets.defs.partitions import documents_partitions
 from rag_assets.interrupts import children_deaf_to_stop_signals
 
 __all__ = [
-    "CachingDynamicPartitionsLoader",
+    "FINISHED_STATUSES",
+    "AssetCheckExecutionResolvedStatus",
+    "AssetCheckState",
+    "SerializableEntitySubset",
     "SqliteEventLogStorage",
     "DATA_VERSION_TAG",
     "PARTITION_NAME_TAG",
@@ -160,7 +167,10 @@ PRIVATE_APIS = (
     ("dagster._core.execution.compute_logs", "tail_to_stream"),
     ("dagster._core.execution.plan.execute_step", "_get_output_asset_events"),
     ("dagster._core.storage.event_log.sqlite.sqlite_event_log", "SqliteEventLogStorage"),
-    ("dagster._core.instance.types", "CachingDynamicPartitionsLoader"),
+    ("dagster._core.asset_graph_view.serializable_entity_subset", "SerializableEntitySubset"),
+    ("dagster._core.storage.asset_check_state", "AssetCheckState"),
+    ("dagster._core.storage.asset_check_execution_record", "AssetCheckExecutionResolvedStatus"),
+    ("dagster._core.storage.dagster_run", "FINISHED_STATUSES"),
     ("dagster._core.storage.event_log.sqlite.sqlite_event_log", "SQLITE_BUSY_TIMEOUT_SECONDS"),
     ("dagster._core.storage.sql", "create_engine"),
     ("dagster._core", "events"),

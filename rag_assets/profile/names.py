@@ -9,6 +9,7 @@ gets them the same way.
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 # Words of a name that tell no issuer apart.
 LEGAL_FORMS = frozenset(
@@ -125,10 +126,11 @@ def _used(text: str, words: list[str]) -> list[str]:
         pattern = re.compile(rf"\b(?:{re.escape(written)}|{re.escape(written.upper())})\b")
         uses = list(pattern.finditer(text))
         following = words[position + 1] if position + 1 < len(words) else None
-        as_name = sum(1 for m in uses if _stands_alone(text, m, following))
+        alone = Counter(m.group(0) for m in uses if _stands_alone(text, m, following))
+        as_name = sum(alone.values())
         lower = len(re.findall(rf"\b{re.escape(written.casefold())}\b", text))
         if as_name >= MIN_USES and as_name >= AS_NAME_SHARE * len(uses) and lower * 4 < as_name:
-            names.append(written)
+            names.append(alone.most_common(1)[0][0])  # as the text writes it: `CVS`, `Disney`
     return names
 
 

@@ -1,19 +1,29 @@
 """A data folder's instance: its event log storage, named in the folder's dagster.yaml, and the
-checks' partition statuses it answers with one read of the documents' partitions."""
+checks' partition statuses it builds in one pass, the same as Dagster's."""
 
 from __future__ import annotations
 
 import shutil
+import time
 
 import yaml
 from dagster import (
     AssetCheckEvaluation,
     AssetCheckKey,
     AssetKey,
+    AssetMaterialization,
+    DagsterEventType,
     DagsterInstance,
+    DagsterRunStatus,
     partition_loading_context,
 )
+from dagster._core.definitions.asset_checks.asset_check_evaluation import (
+    AssetCheckEvaluationPlanned,
+)
+from dagster._core.events import DagsterEvent
+from dagster._core.events.log import EventLogEntry
 from dagster._core.storage.asset_check_state import AssetCheckState, bulk_update_asset_check_state
+from dagster._core.storage.dagster_run import DagsterRun
 
 from rag_assets.defs.event_log_storage import DocumentsEventLogStorage
 from rag_assets.defs.partitions import documents_partitions
@@ -54,11 +64,37 @@ def test_storage_the_folder_config_names_itself_is_kept_as_written(tmp_path):
     assert storage_elsewhere(yaml.safe_load(server))
 
 
-def test_check_statuses_read_the_documents_partitions_once(tmp_path, monkeypatch):
+def _plan_checks(instance: DagsterInstance, run_status: DagsterRunStatus, keys: list[str]) -> None:
+    """The check planned for `keys` by a run that is now in `run_status`."""
+    run = DagsterRun(job_name="__ASSET_JOB", status=run_status)
+    instance.add_run(run)
+    planned = AssetCheckEvaluationPlanned(
+        asset_key=CHECK.asset_key,
+        check_name=CHECK.name,
+        partitions_subset=documents_partitions.subset_with_partition_keys(keys),
+    )
+    event = DagsterEvent(
+        event_type_value=DagsterEventType.ASSET_CHECK_EVALUATION_PLANNED.value,
+        job_name=run.job_name,
+        event_specific_data=planned,
+    )
+    instance.store_event(
+        EventLogEntry(
+            error_info=None,
+            level="debug",
+            user_message="",
+            run_id=run.run_id,
+            timestamp=time.time(),
+            dagster_event=event,
+        )
+    )
+
+
+def test_check_statuses_are_dagsters_read_with_the_partitions_once(tmp_path, monkeypatch):
     kept = [f"note-{i:03}.md--n" for i in range(40)]
     with _instance(tmp_path) as instance:
         instance.add_dynamic_partitions(documents_partitions.name, [*kept, "removed.md--n"])
-        for key in [*kept, "removed.md--n"]:
+        for key in [*kept[:30], "removed.md--n"]:
             instance.report_runless_asset_event(
                 AssetCheckEvaluation(
                     asset_key=CHECK.asset_key,
@@ -67,6 +103,13 @@ def test_check_statuses_read_the_documents_partitions_once(tmp_path, monkeypatch
                     partition=key,
                 )
             )
+        # Materialized again after its result: the result no longer counts.
+        instance.report_runless_asset_event(
+            AssetMaterialization(CHECK.asset_key, partition="note-008.md--n")
+        )
+        _plan_checks(instance, DagsterRunStatus.STARTED, kept[30:33])
+        _plan_checks(instance, DagsterRunStatus.FAILURE, kept[33:36])
+        _plan_checks(instance, DagsterRunStatus.SUCCESS, kept[36:38])
         instance.delete_dynamic_partition(documents_partitions.name, "removed.md--n")
 
         asked: list[str] = []
@@ -82,11 +125,10 @@ def test_check_statuses_read_the_documents_partitions_once(tmp_path, monkeypatch
             dagsters = bulk_update_asset_check_state(
                 instance, keys, {CHECK: AssetCheckState.empty()}
             )[CHECK]
-            assert len(asked) == len(kept) + 1  # a query for each document with a result
+            assert len(asked) == 38 + 1  # a query for each document with a result
             asked.clear()
-            ours = instance.event_log_storage.get_asset_check_state(keys)[CHECK]
+        ours = instance.event_log_storage.get_asset_check_state(keys)[CHECK]
         assert asked == []
-        assert ours.subsets == dagsters.subsets
 
     def statuses(state) -> dict[str, set[str]]:
         return {
@@ -95,7 +137,21 @@ def test_check_statuses_read_the_documents_partitions_once(tmp_path, monkeypatch
             if not subset.is_empty
         }
 
-    assert statuses(ours) == {
-        "SUCCEEDED": set(kept) - {"note-007.md--n"},
-        "FAILED": {"note-007.md--n"},
+    assert (
+        statuses(ours)
+        == statuses(dagsters)
+        == {
+            "SUCCEEDED": set(kept[:30]) - {"note-007.md--n", "note-008.md--n"},
+            "FAILED": {"note-007.md--n"},
+            "IN_PROGRESS": set(kept[30:33]),
+            "EXECUTION_FAILED": set(kept[33:36]),
+            "SKIPPED": set(kept[36:38]),
+        }
+    )
+    assert ours.latest_storage_id == dagsters.latest_storage_id
+    assert {
+        run: set(s.subset_value.get_partition_keys()) for run, s in ours.in_progress_runs.items()
+    } == {
+        run: set(s.subset_value.get_partition_keys())
+        for run, s in dagsters.in_progress_runs.items()
     }
