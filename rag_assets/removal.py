@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -96,62 +96,71 @@ class Removed:
         )
 
 
-def remove_document(
+def remove_documents(
     folder: DataFolder,
-    doc_id: str,
+    doc_ids: Sequence[str],
     live: Iterable[str],
     index: MilvusIndex | None,
-    keep_inbox_file: bool = False,
-) -> Removed:
-    """Delete everything `doc_id` left; `live` are the documents that stay (for shared caches).
-    `keep_inbox_file`: the file stays, stored again under its current key."""
-    check_partition_key(doc_id)
-    removed = Removed(doc_id)
-    others = set(live) - {doc_id}
-    # Caches first: which entries are the document's is read from its stored files.
-    _remove_cache_entries(folder, doc_id, others, removed)
-    files = [] if keep_inbox_file else scan_folder(folder.inbox, folder.follow_symlinks).files
+    keep_inbox_files: bool = False,
+) -> list[Removed]:
+    """Delete everything these documents left; `live` are the documents that stay (for shared
+    caches). `keep_inbox_files`: the files stay, stored again under their current keys. Each
+    listing (the inbox, the stored files, the caches) is read once and the index written once
+    a collection, whatever the count."""
+    for doc_id in doc_ids:
+        check_partition_key(doc_id)
+    removed = {doc_id: Removed(doc_id) for doc_id in doc_ids}
+    others = set(live) - set(doc_ids)
+    # Caches first: which entries are a document's is read from its stored files.
+    _remove_cache_entries(folder, removed, others)
+    files = [] if keep_inbox_files else scan_folder(folder.inbox, folder.follow_symlinks).files
     for file in files:
         # A document still stored under the key its path had before is its file's too.
-        if doc_id in (file.partition_key, legacy_partition_key_for(file.relative_path)):
-            file.path.unlink(missing_ok=True)
-            _prune_empty_parents(file.path.parent, folder.inbox)
-            removed.source_paths.append(file.relative_path)
-            removed.files += 1
-    for place in (folder.raw, folder.figures):
-        target = inside(place, doc_id)
-        if target.exists():
-            shutil.rmtree(target)
-            removed.files += 1
-    removed.files += _remove_partition_files(UPath(folder.storage_root), doc_id)
-    if folder.receipt.is_file() and doc_id in folder.receipt.read_text(encoding="utf-8"):
-        folder.receipt.unlink()
-        removed.files += 1
+        for key in {file.partition_key, legacy_partition_key_for(file.relative_path)}:
+            if key in removed:
+                file.path.unlink(missing_ok=True)
+                _prune_empty_parents(file.path.parent, folder.inbox)
+                removed[key].source_paths.append(file.relative_path)
+                removed[key].files += 1
+                break
+    for doc_id, found in removed.items():
+        for place in (folder.raw, folder.figures):
+            target = inside(place, doc_id)
+            if target.exists():
+                shutil.rmtree(target)
+                found.files += 1
+    for doc_id, count in _remove_partition_files(UPath(folder.storage_root), set(removed)).items():
+        removed[doc_id].files += count
+    if folder.receipt.is_file():
+        receipt = folder.receipt.read_text(encoding="utf-8")
+        named = [doc_id for doc_id in removed if doc_id in receipt]
+        if named:
+            folder.receipt.unlink()
+            removed[named[0]].files += 1
     if index is not None:
-        removed.index_rows = sum(
-            index.delete_document(name, doc_id) for name in index.list_collections()
-        )
-    return removed
+        for name in index.list_collections():
+            for doc_id, rows in index.delete_documents(name, list(removed)).items():
+                removed[doc_id].index_rows += rows
+    return list(removed.values())
 
 
-def _partition_file(doc_id: str) -> re.Pattern[str]:
-    # The IO managers' files and their temporaries (`<file>.<32 hex>.tmp`); never another key.
-    return re.compile(rf"{re.escape(doc_id)}\.(json|parquet)(\.[0-9a-f]{{32}}\.tmp)?")
+# The IO managers' files and their temporaries (`<file>.<32 hex>.tmp`), by the key they hold.
+_PARTITION_FILE = re.compile(r"(?P<key>.+)\.(?:json|parquet)(?:\.[0-9a-f]{32}\.tmp)?")
 
 
-def _remove_partition_files(root: UPath, doc_id: str) -> int:
+def _remove_partition_files(root: UPath, doc_ids: set[str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
     if not root.exists():
-        return 0
-    pattern = _partition_file(doc_id)
-    count = 0
+        return counts
     for asset in root.iterdir():
         if not asset.is_dir():
             continue
         for path in asset.iterdir():
-            if pattern.fullmatch(path.name):
+            match = _PARTITION_FILE.fullmatch(path.name)
+            if match and match.group("key") in doc_ids:
                 path.unlink()
-                count += 1
-    return count
+                counts[match.group("key")] = counts.get(match.group("key"), 0) + 1
+    return counts
 
 
 def _prune_empty_parents(folder: Path, root: Path) -> None:
@@ -168,24 +177,29 @@ def _vision_keys(storage_root: str, doc_id: str) -> set[str]:
 
 
 def _remove_cache_entries(
-    folder: DataFolder, doc_id: str, others: set[str], removed: Removed
+    folder: DataFolder, removed: dict[str, Removed], others: set[str]
 ) -> None:
     vision = VisionCache(folder.cache / "vision")
-    mine = {key for key in _vision_keys(folder.storage_root, doc_id) if vision.path(key).exists()}
-    if mine:
-        shared = mine & {k for other in others for k in _vision_keys(folder.storage_root, other)}
-        removed.shared_cache_entries += len(shared)
-        for key in mine - shared:
-            vision.path(key).unlink(missing_ok=True)
-            removed.cache_entries += 1
-    choices = ChoiceCache(folder.cache / "templates")
-    documents, _ = read_documents(folder.storage_root, [doc_id])
-    contents = {document_sha256(doc) for doc in documents}
-    for path, entry in choices.entries():
-        if entry.doc_id == doc_id or entry.document_sha256 in contents:
+    mine = {
+        doc_id: {k for k in _vision_keys(folder.storage_root, doc_id) if vision.path(k).exists()}
+        for doc_id in removed
+    }
+    if any(mine.values()):
+        shared = {k for other in others for k in _vision_keys(folder.storage_root, other)}
+        for doc_id, keys in mine.items():
+            removed[doc_id].shared_cache_entries += len(keys & shared)
+            for key in keys - shared:
+                if vision.path(key).exists():
+                    vision.path(key).unlink()
+                    removed[doc_id].cache_entries += 1
+    documents, _ = read_documents(folder.storage_root, list(removed))
+    by_content = {document_sha256(doc): doc.doc_id for doc in documents}
+    for path, entry in ChoiceCache(folder.cache / "templates").entries():
+        owner = entry.doc_id if entry.doc_id in removed else by_content.get(entry.document_sha256)
+        if owner is not None:
             path.unlink(missing_ok=True)
-            removed.cache_entries += 1
+            removed[owner].cache_entries += 1
     for path, profile in ProfileCache(folder.cache / "profiles").entries():
-        if profile.doc_id == doc_id:
+        if profile.doc_id in removed:
             path.unlink(missing_ok=True)
-            removed.cache_entries += 1
+            removed[profile.doc_id].cache_entries += 1

@@ -82,6 +82,7 @@ from rag_assets.defs.partitions import documents_partitions
 from rag_assets.interrupts import children_deaf_to_stop_signals
 
 __all__ = [
+    "KEYS_A_STATEMENT",
     "FINISHED_STATUSES",
     "AssetCheckExecutionResolvedStatus",
     "AssetCheckState",
@@ -348,6 +349,8 @@ def _tail_deaf_to_ctrl_c(path, stream):
 DAGSTER_TAIL_TO_STREAM = compute_logs.tail_to_stream
 compute_logs.tail_to_stream = _tail_deaf_to_ctrl_c
 
+# Partition keys one statement names at most: SQLite takes 32,766 variables a statement.
+KEYS_A_STATEMENT = 500
 # The shards whose engines a storage keeps: the index and the runs being written.
 KEPT_SHARD_ENGINES = 8
 # Dagster hands the storage a run's planned events and an output's materializations (one a
@@ -488,17 +491,24 @@ SqliteEventLogStorage._connect = _connect_kept_engine
 SqliteEventLogStorage.store_event_batch = _store_event_batch_together
 
 
-def runs_with_document_events(instance, key: str) -> set[str]:
-    """Every run holding an event of this document's partition: its own runs and the batches'
-    that carried it (found by its events, as its partition may be gone already)."""
+def runs_with_document_events(instance, keys: list[str]) -> dict[str, set[str]]:
+    """Every run holding an event of these documents' partitions, with the documents it holds:
+    their own runs and the batches' that carried them (found by their events, as their
+    partitions may be gone already)."""
     from dagster._core.storage.event_log.schema import SqlEventLogStorageTable
 
     table = SqlEventLogStorageTable
+    runs: dict[str, set[str]] = {}
     with instance.event_log_storage.index_connection() as conn:
-        rows = conn.execute(
-            db_select([table.c.run_id]).where(table.c.partition == key).distinct()
-        ).fetchall()
-    return {row[0] for row in rows}
+        for start in range(0, len(keys), KEYS_A_STATEMENT):
+            rows = conn.execute(
+                db_select([table.c.run_id, table.c.partition])
+                .where(table.c.partition.in_(keys[start : start + KEYS_A_STATEMENT]))
+                .distinct()
+            ).fetchall()
+            for run_id, partition in rows:
+                runs.setdefault(run_id, set()).add(partition)
+    return runs
 
 
 def _forget_latest_materializations(conn, deleted: set[int]) -> None:
@@ -540,9 +550,9 @@ def _forget_latest_materializations(conn, deleted: set[int]) -> None:
         )
 
 
-def delete_document_events(instance, run_id: str, key: str) -> None:
-    """A document's events in a run that carried others too (a batch): its materializations
-    (their metadata holds its text), planned events and check results go, in the run's own
+def delete_document_events(instance, run_id: str, keys: list[str]) -> None:
+    """Documents' events in a run that carried others too (a batch): their materializations
+    (whose metadata holds their text), planned events and check results go, in the run's own
     storage and in the index; the run and the other documents' events stay."""
     from dagster._core.storage.event_log.schema import (
         AssetCheckExecutionsTable,
@@ -551,23 +561,24 @@ def delete_document_events(instance, run_id: str, key: str) -> None:
     )
 
     storage = instance.event_log_storage
-    table = SqlEventLogStorageTable
-    where = (table.c.run_id == run_id) & (table.c.partition == key)
-    for connection in (storage.run_connection(run_id), storage.index_connection()):
-        with connection as conn:
-            ids = [row[0] for row in conn.execute(db_select([table.c.id]).where(where))]
-            conn.execute(table.delete().where(where))
-            if ids:
-                conn.execute(
-                    AssetEventTagsTable.delete().where(AssetEventTagsTable.c.event_id.in_(ids))
-                )
-    checks = AssetCheckExecutionsTable
-    with storage.index_connection() as conn:
-        conn.execute(
-            checks.delete().where((checks.c.run_id == run_id) & (checks.c.partition == key))
-        )
-        # `ids` are the index's: the storage ids an asset's cached latest event is kept under.
-        _forget_latest_materializations(conn, set(ids))
+    table, checks = SqlEventLogStorageTable, AssetCheckExecutionsTable
+    for start in range(0, len(keys), KEYS_A_STATEMENT):
+        some = keys[start : start + KEYS_A_STATEMENT]
+        where = (table.c.run_id == run_id) & table.c.partition.in_(some)
+        for connection in (storage.run_connection(run_id), storage.index_connection()):
+            with connection as conn:
+                ids = [row[0] for row in conn.execute(db_select([table.c.id]).where(where))]
+                conn.execute(table.delete().where(where))
+                if ids:
+                    conn.execute(
+                        AssetEventTagsTable.delete().where(AssetEventTagsTable.c.event_id.in_(ids))
+                    )
+        with storage.index_connection() as conn:
+            conn.execute(
+                checks.delete().where((checks.c.run_id == run_id) & checks.c.partition.in_(some))
+            )
+            # `ids` are the index's: the storage ids an asset's cached latest event is kept under.
+            _forget_latest_materializations(conn, set(ids))
 
 
 def latest_materializations(instance, asset_key, keys: list[str]) -> dict[str, object]:

@@ -10,6 +10,7 @@ from pathlib import Path
 from dagster import DagsterInstance, RunsFilter
 
 from rag_assets.defs.dagster_private import (
+    KEYS_A_STATEMENT,
     PARTITION_NAME_TAG,
     delete_document_events,
     runs_with_document_events,
@@ -17,7 +18,8 @@ from rag_assets.defs.dagster_private import (
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import MilvusResource
 from rag_assets.index.lite import purge_deleted_rows
-from rag_assets.removal import DataFolder, Removed, remove_document
+from rag_assets.removal import DataFolder, Removed
+from rag_assets.removal import remove_documents as remove_stored
 from rag_assets.sources.keys import legacy_partition_key_for
 
 
@@ -39,22 +41,28 @@ def remove_documents(
     has_index = not milvus.uri.endswith(".db") or Path(milvus.uri).exists()
     if has_index:
         with milvus.open() as index:
-            removed = [remove_document(folder, key, live, index, keep_inbox_files) for key in keys]
+            removed = remove_stored(folder, keys, live, index, keep_inbox_files)
         purge_deleted_rows(milvus.uri)
     else:
-        removed = [remove_document(folder, key, live, None, keep_inbox_files) for key in keys]
-    for key in keys:
-        run_ids = {r.run_id for r in instance.get_runs(RunsFilter(tags={PARTITION_NAME_TAG: key}))}
-        for run_id in run_ids | runs_with_document_events(instance, key):
-            run = instance.get_run_by_id(run_id)
-            # A run still going writes on; the inbox sensor removes what it leaves on a later
-            # tick (a fixed copy without a partition), and the run with it.
-            if run is None or not run.is_finished:
-                continue
-            if run_id in run_ids:
-                instance.delete_run(run_id)
-            else:  # a batch's run: the other documents' history stays
-                delete_document_events(instance, run_id, key)
+        removed = remove_stored(folder, keys, live, None, keep_inbox_files)
+    own_runs = {
+        run.run_id
+        for start in range(0, len(keys), KEYS_A_STATEMENT)
+        for run in instance.get_runs(
+            RunsFilter(tags={PARTITION_NAME_TAG: keys[start : start + KEYS_A_STATEMENT]})
+        )
+    }
+    carried = runs_with_document_events(instance, keys)
+    for run_id in sorted(own_runs | set(carried)):
+        run = instance.get_run_by_id(run_id)
+        # A run still going writes on; the inbox sensor removes what it leaves on a later
+        # tick (a fixed copy without a partition), and the run with it.
+        if run is None or not run.is_finished:
+            continue
+        if run_id in own_runs:
+            instance.delete_run(run_id)
+        else:  # a batch's run: the other documents' history stays
+            delete_document_events(instance, run_id, sorted(carried[run_id]))
     return removed
 
 

@@ -14,7 +14,7 @@ from dagster import (
     RunsFilter,
 )
 
-from rag_assets.defs.dagster_private import PARTITION_NAME_TAG
+from rag_assets.defs.dagster_private import KEYS_A_STATEMENT, PARTITION_NAME_TAG
 from rag_assets.defs.partitions import documents_partitions
 
 # "rag_assets.errors.DocumentError: empty.pdf: ..." -> "empty.pdf: ..."
@@ -54,8 +54,6 @@ def failure_reason(error) -> str:
     return _CLASS_PREFIX.sub("", line, count=1)
 
 
-# Partition keys a query names at most: SQLite takes 32,766 variables a statement.
-KEYS_A_QUERY = 500
 RECORDS_A_PAGE = 5000
 # Runs that carried a document: its own, or a batch's through its materializations.
 CARRYING_ASSETS = ("raw_documents", "vector_index")
@@ -65,9 +63,9 @@ def _latest_records(instance: DagsterInstance, asset: str, keys: list[str]) -> d
     """Each partition's latest materialization record, read newest first, page by page, for
     500 partitions at a time."""
     latest: dict = {}
-    for start in range(0, len(keys), KEYS_A_QUERY):
+    for start in range(0, len(keys), KEYS_A_STATEMENT):
         records_filter = AssetRecordsFilter(
-            asset_key=AssetKey(asset), asset_partitions=keys[start : start + KEYS_A_QUERY]
+            asset_key=AssetKey(asset), asset_partitions=keys[start : start + KEYS_A_STATEMENT]
         )
         cursor = None
         while True:
@@ -87,8 +85,8 @@ def latest_document_runs(instance: DagsterInstance, keys: list[str]) -> dict:
     batch's (tagged with a range), found through its latest materializations. In a few queries
     for each 500 documents; documents never run are left out."""
     carried_by: dict[str, set[str]] = {}
-    for start in range(0, len(keys), KEYS_A_QUERY):
-        tagged = RunsFilter(tags={PARTITION_NAME_TAG: keys[start : start + KEYS_A_QUERY]})
+    for start in range(0, len(keys), KEYS_A_STATEMENT):
+        tagged = RunsFilter(tags={PARTITION_NAME_TAG: keys[start : start + KEYS_A_STATEMENT]})
         for run in instance.get_runs(tagged):
             carried_by.setdefault(run.tags[PARTITION_NAME_TAG], set()).add(run.run_id)
     for asset in CARRYING_ASSETS:
@@ -97,8 +95,10 @@ def latest_document_runs(instance: DagsterInstance, keys: list[str]) -> dict:
     run_ids = sorted(set().union(*carried_by.values())) if carried_by else []
     runs = {
         r.dagster_run.run_id: r
-        for start in range(0, len(run_ids), KEYS_A_QUERY)
-        for r in instance.get_run_records(RunsFilter(run_ids=run_ids[start : start + KEYS_A_QUERY]))
+        for start in range(0, len(run_ids), KEYS_A_STATEMENT)
+        for r in instance.get_run_records(
+            RunsFilter(run_ids=run_ids[start : start + KEYS_A_STATEMENT])
+        )
     }
     return {
         key: max((runs[i] for i in ids if i in runs), key=lambda r: r.create_timestamp).dagster_run

@@ -9,11 +9,12 @@ from dataclasses import dataclass
 from dagster import AssetCheckSeverity, DagsterEventType, DagsterInstance
 
 from rag_assets.defs.dagster_private import (
+    KEYS_A_STATEMENT,
     AssetCheckExecutionRecordStatus,
     AssetCheckPartitionInfo,
     PartitionKeyFilter,
 )
-from rag_assets.defs.status import KEYS_A_QUERY, failure_reason, latest_metadata_of
+from rag_assets.defs.status import failure_reason, latest_metadata_of
 from rag_assets.interrupts import StopSignals
 from rag_assets.runner.progress import RunProgress
 from rag_assets.runner.receipt import DocumentOutcome
@@ -56,9 +57,9 @@ def fill_all_from_instance(
         instance, "document_chunks", [o.doc_id for o in outcomes if not o.template]
     )
     latest: dict[str, dict[str, AssetCheckPartitionInfo]] = {}
-    for start in range(0, len(keys), KEYS_A_QUERY):
+    for start in range(0, len(keys), KEYS_A_STATEMENT):
         infos = instance.event_log_storage.get_asset_check_partition_info(
-            check_keys, partition_keys=keys[start : start + KEYS_A_QUERY]
+            check_keys, partition_keys=keys[start : start + KEYS_A_STATEMENT]
         )
         for info in infos:
             latest.setdefault(info.partition_key, {})[info.check_key.name] = info

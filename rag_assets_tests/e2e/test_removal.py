@@ -15,7 +15,7 @@ from rag_assets.contracts.tabular import to_arrow
 from rag_assets.defs.build import build_defs
 from rag_assets.instance import open_instance
 from rag_assets.profile.llm import CachedProfile, ProfileAnswer, ProfileCache
-from rag_assets.removal import DataFolder, remove_document
+from rag_assets.removal import DataFolder, remove_documents
 from rag_assets.runner.ingest import ingest
 from rag_assets.settings import Settings
 from rag_assets.sources.keys import partition_key_for
@@ -192,11 +192,11 @@ def test_vision_answers_another_live_document_uses_are_kept(tmp_path):
             ).model_dump_json()
         )
 
-    removed = remove_document(folder, mine, {ours, theirs}, None)
+    (removed,) = remove_documents(folder, [mine], {ours, theirs}, None)
     assert (removed.cache_entries, removed.shared_cache_entries, removed.files) == (1, 1, 2)
     assert not cache.path("k-own").exists() and cache.path("k-shared").exists()
     assert sorted(p.name for p in tables.iterdir()) == [f"{theirs}.parquet", f"{ours}.parquet"]
 
-    removed = remove_document(folder, ours, {theirs}, None)
+    (removed,) = remove_documents(folder, [ours], {theirs}, None)
     assert (removed.cache_entries, removed.shared_cache_entries) == (1, 0)
     assert not cache.path("k-shared").exists()
