@@ -130,6 +130,26 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--templates", nargs="+", help="templates to compare (default: fixed semantic auto)"
     )
+    evaluate.add_argument(
+        "--generate",
+        action="store_true",
+        help="write a question set for the ingested documents into the evaluation folder "
+        "(asked of the configured LLM, else built from headings, table rows and defined "
+        "terms), then stop",
+    )
+    evaluate.add_argument(
+        "--collection", help="with --generate: only the documents of this collection"
+    )
+    evaluate.add_argument(
+        "--per-document",
+        type=int,
+        help="with --generate: questions a document at most (default: a dozen)",
+    )
+    evaluate.add_argument(
+        "--no-llm",
+        action="store_true",
+        help="with --generate: build the questions from the documents even with an LLM",
+    )
     evaluate.set_defaults(func=cmd_evaluate)
 
     for tool in TOOLS.values():

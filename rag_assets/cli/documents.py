@@ -120,6 +120,16 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     settings = command_settings(args)
     if args.eval_dir:
         settings = settings.model_copy(update={"eval_dir": Path(args.eval_dir).resolve()})
+    if args.generate:
+        from rag_assets.runner.evaluation import generate_set
+
+        generated = generate_set(
+            settings, args.collection, args.per_document, use_llm=not args.no_llm
+        )
+        for problem in generated.problems:
+            print(f"skipped {problem}", file=sys.stderr)
+        print(generated.summary())
+        return 0 if generated.questions else 1
     with command_progress() as progress:  # live bars on a terminal
         result = evaluate(settings, templates=args.templates, progress=progress)
     comparison = comparison_of(result)

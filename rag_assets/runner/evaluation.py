@@ -2,17 +2,32 @@
 
 from __future__ import annotations
 
+import json
 import uuid
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
 
 from dagster import ExecuteInProcessResult
+from upath import UPath
 
 from rag_assets.defs.assets.evaluation import EVALUATION
 from rag_assets.defs.build import build_defs
 from rag_assets.defs.jobs import EVALUATION_JOB
+from rag_assets.errors import ConfigurationError
 from rag_assets.instance import open_instance
+from rag_assets.retrieval.answer import model_client
 from rag_assets.retrieval.evaluation.comparison import Comparison
+from rag_assets.retrieval.evaluation.generate import (
+    QUESTIONS_PER_DOCUMENT,
+    GeneratedQuestion,
+    model_questions,
+    structural_questions,
+)
 from rag_assets.runner.progress import RunProgress, watch_run
 from rag_assets.settings import Settings
+from rag_assets.sources.collections import load_collections
+from rag_assets.storage import read_documents
 
 
 def evaluate(
@@ -53,3 +68,56 @@ def skip_reason(result: ExecuteInProcessResult) -> str | None:
         if "skipped" in observation.metadata:
             return str(observation.metadata["skipped"].value)
     return None
+
+
+@dataclass(frozen=True)
+class GeneratedSet:
+    path: Path
+    questions: list[GeneratedQuestion]
+    by: str  # "LLM" or "the documents' structure"
+    problems: list[str]  # passages the model asked nothing of, and why
+
+    def summary(self) -> str:
+        kinds = Counter(q.kind for q in self.questions)
+        made = ", ".join(f"{count} from {kind}s" for kind, count in sorted(kinds.items()))
+        return (
+            f"wrote {len(self.questions)} questions ({made or 'none'}) by {self.by} to "
+            f"{self.path}; `rag-assets evaluate` scores every template on it"
+        )
+
+
+def generate_set(
+    settings: Settings,
+    collection: str | None = None,
+    per_document: int | None = None,
+    use_llm: bool = True,
+) -> GeneratedSet:
+    """A question set for the ingested documents (of one collection of rag_collections.yaml
+    when named), written as JSONL into the evaluation folder: asked of the configured LLM,
+    else built from the documents' headings, table rows and defined terms."""
+    root = UPath(settings.asset_storage_root) / "normalized_documents"
+    keys = sorted(p.stem for p in root.glob("*.json")) if root.exists() else []
+    documents, _ = read_documents(settings.asset_storage_root, keys)
+    if collection is not None:
+        rules = {r.name: r for r in load_collections(settings.collections_path).collections}
+        if collection not in rules:
+            known = ", ".join(sorted(rules)) or "none"
+            raise ConfigurationError(
+                f"{settings.collections_path}: no collection {collection!r} (known: {known})"
+            )
+        documents = [d for d in documents if rules[collection].matches(d.source_path)]
+    if not documents:
+        raise ConfigurationError("no ingested document to ask questions of: ingest some first")
+    per_document = per_document or QUESTIONS_PER_DOCUMENT
+    llm = model_client(settings) if use_llm else None
+    if llm is not None:
+        questions, problems = model_questions(documents, llm, per_document)
+        by = f"the LLM ({llm.settings.model})"
+    else:
+        questions, problems = structural_questions(documents, per_document), []
+        by = "the documents' structure"
+    path = settings.evaluation_dir / f"generated-{collection or 'all'}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [json.dumps(q.record(n), ensure_ascii=False) for n, q in enumerate(questions, 1)]
+    path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    return GeneratedSet(path, questions, by, problems)

@@ -91,6 +91,7 @@ LOOK_ALIKES = [
     DocumentCard(doc_id="disney-10k", organization="The Walt Disney Company", kind="annual report", year=2022, aliases=("Disney",)),
     DocumentCard(doc_id="jj-10k", organization="Johnson & Johnson", kind="annual report", year=2022),
     DocumentCard(doc_id="walmart-10k", organization="Wal-Mart Stores, Inc.", kind="annual report", year=2018),
+    DocumentCard(doc_id="coke-10k", organization="The Coca-Cola Company", kind="annual report", year=2022),
 ]  # fmt: skip
 
 
@@ -125,6 +126,7 @@ def test_the_filing_of_the_form_and_period_asked_wins_among_one_companys(
         ("What is J&J's pharmaceutical revenue?", ["jj-10k"]),
         ("What is JnJ's pharmaceutical revenue?", ["jj-10k"]),
         ("Did Walmart grow sales?", ["walmart-10k"]),
+        ("How much debt does Coca Cola carry?", ["coke-10k"]),
     ],
 )
 def test_an_issuer_named_by_another_form_of_its_name_or_inside_anothers(
