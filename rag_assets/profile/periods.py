@@ -46,6 +46,10 @@ _YEAR_QUARTER = (
 _QUARTER_ALONE = re.compile(rf"\b{_ORDINAL}\s+(?:fiscal\s+)?quarter\b|\bq([1-4])\b", re.I)
 
 
+# Kinds of document that report on one quarter (profile kinds).
+QUARTERLY_KINDS = frozenset({"quarterly report", "current report", "press release"})
+
+
 class Quarter(NamedTuple):
     number: int  # 1 to 4
     year: int | None  # the (fiscal) year it is counted in, as written; None when unsaid

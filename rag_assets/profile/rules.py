@@ -19,14 +19,12 @@ from rag_assets.contracts.ir import FURNITURE_TYPES, DocumentElement, Standardiz
 from rag_assets.language import detect_language
 from rag_assets.profile.model import DocumentProfile, ProfileField, Source
 from rag_assets.profile.names import other_names
-from rag_assets.profile.periods import reported_quarter
+from rag_assets.profile.periods import QUARTERLY_KINDS, reported_quarter
 
 COVER_PAGES = 1
 FIRST_PAGES = 3
 UNPAGED_COVER_ELEMENTS = 40  # a document without pages: its first elements stand for page 1
 MAX_ALIASES = 8
-# Kinds that report on one quarter: the quarter is read from their text.
-_QUARTERLY_KINDS = frozenset({"quarterly report", "current report", "press release"})
 
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
 _DATE = rf"(?:{_MONTHS})\s+\d{{1,2}}\s*,?\s*(\d{{4}})"
@@ -147,7 +145,7 @@ def profile_document(
         organization = _issuer(first, info)
         period, year = _dated(title, cover)
     text = "\n".join(e.text for e in doc.elements if e.type not in FURNITURE_TYPES)
-    quarter = reported_quarter(text) if kind and kind.value in _QUARTERLY_KINDS else None
+    quarter = reported_quarter(text) if kind and kind.value in QUARTERLY_KINDS else None
     symbols = _symbols(cover) if form else []
     names = other_names(text, organization.value) if organization else []
     return DocumentProfile(

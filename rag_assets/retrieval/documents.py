@@ -17,7 +17,7 @@ from typing import NamedTuple
 from pydantic import BaseModel, ConfigDict, Field
 
 from rag_assets.profile.names import LEGAL_FORMS, initials
-from rag_assets.profile.periods import Quarter, quarters_in
+from rag_assets.profile.periods import QUARTERLY_KINDS, Quarter, quarters_in
 
 # `AT&T`, `Amazon.com`, `Coca-Cola` are one word; `Verizon's` is `Verizon` and `s`.
 _WORD = re.compile(r"[^\W_]+(?:[&.-][^\W_]+)*")
@@ -35,10 +35,6 @@ _KIND_WORDS: tuple[tuple[frozenset[str], re.Pattern[str]], ...] = (
         re.compile(r"\b8-?k\b|\bpress release\b|\bearnings release\b", re.I),
     ),
 )
-
-
-# Kinds of document that cover one quarter.
-_QUARTERLY_KINDS = frozenset({"quarterly report", "current report", "press release"})
 
 
 class DocumentCard(BaseModel):
@@ -309,7 +305,7 @@ def _period_kind_score(
                 q.number == card.quarter and (q.year is None or q.year in covered) for q in quarters
             ):
                 score += 3
-        elif card.kind in _QUARTERLY_KINDS:
+        elif card.kind in QUARTERLY_KINDS:
             score += 1
     if any(card.kind in kind for kind in kinds):
         score += 1
