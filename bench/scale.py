@@ -1,25 +1,33 @@
 """Many documents on one machine: ingest, status, removal, an unchanged re-ingest and the UI's
 partition views, timed as a person meets them (the CLI in its own process, GraphQL over HTTP).
 
-    .venv/bin/python bench/scale.py [--documents 10000] [--remove 1000] [--keep DIR]
+    .venv/bin/python bench/scale.py [--documents 10000] [--remove 1000] [--backfill 1000]
+                                    [--keep DIR]
 
 Documents are short generated Markdown notes (a title, two sections, about 120 words), so the
 figures are those of the orchestration and storage around each document, not of parsing. The
 embedded default storage (SQLite, Milvus Lite) under a fresh data folder. Printed: the wall time
 of each step and, for the UI, each GraphQL query's time against the 3 s target, with the
-partitions it covered.
+partitions it covered. `--backfill N`: N of the documents materialized again by a backfill
+launched through the webserver's GraphQL as the job page's "Materialize" dialog does, run by
+Dagster's daemon: its time and its runs (a run per batch of documents).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import random
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
+from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -122,11 +130,99 @@ def time_ui(data_dir: Path) -> list[tuple[str, float, int]]:
     return timed
 
 
+LAUNCH_BACKFILL = """mutation ($params: LaunchBackfillParams!) {
+  launchPartitionBackfill(backfillParams: $params) {
+    __typename ... on LaunchBackfillSuccess { backfillId } ... on PythonError { message } } }"""
+BACKFILL_STATUS = """query ($id: String!) { partitionBackfillOrError(backfillId: $id) {
+    ... on PartitionBackfill { status } } }"""
+BACKFILL_RUNS = """query ($id: String!) { runsOrError(filter: {tags: [{key: "dagster/backfill",
+    value: $id}]}) { ... on Runs { results { status } } } }"""
+BACKFILL_DONE = {"COMPLETED", "COMPLETED_SUCCESS", "COMPLETED_FAILED", "FAILED", "CANCELED"}
+
+
+@contextlib.contextmanager
+def daemon(data_dir: Path) -> Iterator[None]:
+    """Dagster's daemon over `data_dir`'s instance, as `rag-assets ui` runs it (the backfill
+    and run queue daemons among its others)."""
+    env = {
+        **os.environ,
+        "DAGSTER_HOME": str(data_dir / "dagster"),
+        "RAG_ASSETS_DATA_DIR": str(data_dir),
+    }
+    log = (data_dir / "daemon.log").open("wb")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "dagster._daemon", "run", "-w", str(REPO / "workspace.yaml")],
+        env=env,
+        cwd=REPO,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        yield
+    finally:
+        process.terminate()
+        process.wait(timeout=120)
+        log.close()
+
+
+def backfill(data_dir: Path, keys: list[str]) -> tuple[float, str]:
+    """A backfill of `keys` launched as the job page's "Materialize" dialog does, run by the
+    live daemon: its wall time and what its runs did."""
+    params = {
+        "selector": {
+            "partitionSetName": "ingest_documents_partition_set",
+            "repositorySelector": {
+                "repositoryLocationName": "rag_assets",
+                "repositoryName": "__repository__",
+            },
+        },
+        "partitionNames": keys,
+        "fromFailure": False,
+    }
+    with webserver(data_dir) as port, daemon(data_dir):
+        started = time.perf_counter()
+        launched = graphql_with(port, LAUNCH_BACKFILL, {"params": params})
+        backfill_id = launched["launchPartitionBackfill"]["backfillId"]
+        while True:
+            answer = graphql_with(port, BACKFILL_STATUS, {"id": backfill_id})
+            status = answer["partitionBackfillOrError"]["status"]
+            if status in BACKFILL_DONE:
+                break
+            time.sleep(5)
+        seconds = time.perf_counter() - started
+        runs = graphql_with(port, BACKFILL_RUNS, {"id": backfill_id})["runsOrError"]["results"]
+    done = Counter(run["status"] for run in runs)
+    said = ", ".join(f"{count} {status.lower()}" for status, count in sorted(done.items()))
+    return (
+        seconds,
+        f"backfill {status.lower()}; {len(runs)} runs ({said}); {len(keys) / seconds:.2f} docs/s",
+    )
+
+
+def graphql_with(port: int, query: str, variables: dict) -> dict:
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/graphql",
+        data=json.dumps({"query": query, "variables": variables}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=600) as response:
+        answer = json.load(response)
+    if "errors" in answer:
+        raise SystemExit(f"GraphQL: {answer['errors']}")
+    return answer["data"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--documents", type=int, default=10000)
     parser.add_argument("--remove", type=int, help="documents to remove (a tenth by default)")
     parser.add_argument("--keep", type=Path, help="work here and keep it (default: a temp dir)")
+    parser.add_argument(
+        "--backfill",
+        type=int,
+        default=0,
+        help="documents also re-run by a backfill launched from the UI through the live daemon",
+    )
     args = parser.parse_args()
     removing = args.remove if args.remove is not None else args.documents // 10
     work = args.keep or Path(tempfile.mkdtemp(prefix="rag-scale-"))
@@ -159,6 +255,11 @@ def main() -> None:
             rows.append(
                 (f"UI: {name}", f"{seconds:.2f} s", f"{covered} partitions; target 3 s {met}")
             )
+        if args.backfill:
+            statuses = json.loads(cli(data_dir, "status", "--json")[1])
+            keys = sorted(s["doc_id"] for s in statuses)[-args.backfill :]
+            seconds, said = backfill(data_dir, keys)
+            rows.append((f"UI backfill of {len(keys)} documents", f"{seconds:.1f} s", said))
         doomed = sorted(notes.glob("*.md"))[:removing]
         seconds, _ = cli(data_dir, "remove", *(p.name for p in doomed))
         rows.append((f"remove {removing} documents", f"{seconds:.1f} s", ""))
