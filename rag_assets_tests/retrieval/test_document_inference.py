@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from rag_assets.profile.rules import profile_document
 from rag_assets.retrieval.documents import DocumentCard, infer_documents
+from rag_assets_tests.support.builders import doc_from_pages
 
 CARDS = [
     DocumentCard(doc_id="amcor-2023", organization="Amcor plc", kind="annual report", year=2023),
@@ -134,3 +136,64 @@ def test_an_issuer_named_by_another_form_of_its_name_or_inside_anothers(
 ) -> None:
     named = infer_documents(question, LOOK_ALIKES)
     assert named is not None and named.doc_ids == doc_ids, named
+
+
+def _filing(doc_id: str, form: str, period_line: str, text: str) -> DocumentCard:
+    """A generated filing of Harbour Outfitters, profiled, as the index's card of it."""
+    cover = [
+        ("paragraph", f"FORM {form}"),
+        ("paragraph", period_line),
+        ("paragraph", "Commission file number 1-9595"),
+        ("paragraph", "Harbour Outfitters, Inc."),
+        ("paragraph", "(Exact name of registrant as specified in its charter)"),
+        ("paragraph", "Trading Symbol(s)"),
+        ("paragraph", "HBO"),
+    ]
+    doc = doc_from_pages([cover, [("paragraph", text)]], doc_id=doc_id)
+    profile = profile_document(doc)
+    return DocumentCard.from_metadata(doc.doc_id, profile.index_metadata())
+
+
+def test_a_generated_companys_filings_are_told_apart_by_form_and_period() -> None:
+    annual = _filing(
+        "10-k",
+        "10-K",
+        "For the fiscal year ended January 28, 2023",
+        "Fiscal 2023 sales at Harbour grew. " * 3,
+    )
+    first = _filing(
+        "10-q-q1",
+        "10-Q",
+        "For the quarterly period ended April 29, 2023",
+        "Sales in the first quarter of fiscal 2024 rose against the first quarter of fiscal 2023.",
+    )
+    second = _filing(
+        "10-q-q2",
+        "10-Q",
+        "For the quarterly period ended July 29, 2023",
+        "Sales in the second quarter of fiscal 2024 fell against the second quarter "
+        "of fiscal 2023.",
+    )
+    release = _filing(
+        "8-k-q2",
+        "8-K",
+        "Date of Report: August 29, 2023",
+        "Harbour Outfitters reports Q2 FY24 results: comparable sales fell in the "
+        "second quarter of fiscal 2024.",
+    )
+    cards = [annual, first, second, release]
+    assert [(c.kind, c.quarter, c.fiscal_year) for c in cards] == [
+        ("annual report", None, 2023),
+        ("quarterly report", 1, 2024),
+        ("quarterly report", 2, 2024),
+        ("current report", 2, 2024),
+    ]
+
+    def named(question: str) -> list[str]:
+        found = infer_documents(question, cards)
+        return found.doc_ids if found else []
+
+    assert named("What did HBO report for FY2023?") == [annual.doc_id]
+    assert named("Harbour Outfitters sales in Q1 FY2024?") == [first.doc_id]
+    assert named("What does Harbour Outfitters' 10-Q for 2Q24 say?") == [second.doc_id]
+    assert named("Harbour Outfitters' Q2'24 8-K: comparable sales?") == [release.doc_id]
