@@ -41,28 +41,6 @@ LEGAL_FORMS = frozenset(
         "of",
     ]
 )
-# Terms a document defines that stand for "this document's issuer" in general, not a name.
-_GENERIC_TERMS = frozenset(
-    [
-        "we",
-        "us",
-        "our",
-        "ours",
-        "registrant",
-        "issuer",
-        "company",
-        "corporation",
-        "firm",
-        "group",
-        "parent",
-        "employer",
-        "seller",
-        "buyer",
-        "party",
-        "parties",
-        "management",
-    ]
-)
 _WORD = re.compile(r"[^\W_]+(?:[&.'-][^\W_]+)*")
 _QUOTED = re.compile(r"[“\"]([^”\"\n]{2,40})[”\"]")
 _PARENTHESIS = re.compile(r"\(([^()]{2,240})\)")
@@ -92,7 +70,11 @@ def other_names(text: str, organization: str) -> list[str]:
 
 
 def _defined(text: str, words: list[str]) -> list[str]:
-    """Terms defined in a parenthesis right after a mention of the name (or its first word)."""
+    """Terms defined in a parenthesis right after a mention of the name (or its first word)
+    that stand for the name: its initials, or words of it (`("AMD")`, `("American
+    Express")`), not another term defined nearby (`(the "2021 Credit Agreement")`)."""
+    own = {w.casefold() for w in words}
+    acronym = initials(words)
     mention = re.compile(r"\b" + re.escape(words[0]) + r"\b", re.I)
     names = []
     for match in mention.finditer(text):
@@ -102,10 +84,11 @@ def _defined(text: str, words: list[str]) -> list[str]:
             continue
         for term in _QUOTED.findall(parenthesis.group(1)):
             term = " ".join(term.strip(" ,.;").split())
-            term_words = [w.casefold() for w in _WORD.findall(term)]
-            if (term[:1].isupper() or term[:1].isdigit()) and not set(
-                term_words
-            ) <= _GENERIC_TERMS | LEGAL_FORMS:
+            term_words = {w.casefold() for w in _WORD.findall(term)} - LEGAL_FORMS
+            stands_for_name = term.replace(".", "").replace("&", "") == acronym or (
+                bool(term_words) and term_words <= own
+            )
+            if term[:1].isupper() and stands_for_name:
                 names.append(term)
     return names
 

@@ -66,6 +66,8 @@ def test_a_filing_knows_the_names_it_defines_and_uses_for_its_issuer() -> None:
     business = [
         ("paragraph", 'Northwind Silicon Devices, Inc. ("NSD," "we," "us" or the "Company") '
          "designs processors."),
+        # Another term defined beside the name is no name of the company.
+        ("paragraph", 'Northwind signed a credit agreement (the "2021 Credit Agreement").'),
         *[("paragraph", f"In {year}, revenue at NSD grew and the team at Silicon, as the "
            "plant is called, shipped more.") for year in range(2015, 2022)],
     ]  # fmt: skip
