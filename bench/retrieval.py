@@ -3,6 +3,7 @@
     .venv/bin/python bench/retrieval.py                        # examples/eval/sample on examples/corpus
     .venv/bin/python bench/retrieval.py --set fixtures         # examples/eval/fixtures on ../shared/fixtures
     .venv/bin/python bench/retrieval.py --set financebench-dev # 31 questions on 14 SEC filings
+    .venv/bin/python bench/retrieval.py --set fixtures-twins   # paraphrases beside literal twins
     .venv/bin/python bench/retrieval.py --set PATH [--limit N] # a SQuAD / CMRC 2018 JSON or a BEIR folder
 
 Each document is parsed (tables in the parser's structure, as with vision off), chunked with
@@ -67,6 +68,17 @@ NAMED_SETS = {
             FIXTURES / "qa/ms_vsdocs_zhtw_unit-test-basics.md",
             FIXTURES / "docx/word_tables.docx",
             FIXTURES / "docx/unit_test_headers_numbered.docx",
+        ],
+    ),
+    "fixtures-twins": (
+        REPO / "examples/eval/fixtures/shared_fixtures.jsonl",
+        [
+            FIXTURES / "legal/gdpr_eurlex_pdf_extracted.txt",
+            FIXTURES / "legal/劳动合同法(2012-12-28).md",
+            FIXTURES / "pdf/redp5110_sampled.pdf",
+            FIXTURES / "pdf/2305.03393v1-pg9.pdf",
+            FIXTURES / "html/wiki_duck.html",
+            FIXTURES / "qa/docling_faq.md",
         ],
     ),
     "financebench-dev": (
@@ -214,6 +226,10 @@ def main(argv: list[str]) -> int:
         eval_set = load_eval_set(Path(args.set))
         documents = [passage_document(p) for p in eval_set.passages]
     questions = eval_set.questions
+    if args.set == "fixtures-twins":
+        # The fixtures' paraphrased questions and, beside each, its twin in the document's words.
+        twins = load_eval_set(REPO / "examples/eval/fixtures/literal_twins.jsonl").questions
+        questions = [q for q in questions if "paraphrase" in q.tags] + twins
     if args.set == "financebench-dev":
         questions = by_company_halves(questions)
     if len(questions) > args.limit:

@@ -61,3 +61,14 @@ def test_sample_set_covers_the_slices_and_its_evidence_is_in_the_corpus():
 def test_fixture_set_evidence_is_in_the_shared_documents(shared_fixtures):
     eval_set = load_eval_set(SETS / "fixtures" / "shared_fixtures.jsonl")
     assert_every_question_reachable(eval_set, [shared_fixtures / p for p in FIXTURE_DOCUMENTS])
+
+
+def test_each_paraphrased_fixture_question_has_a_literal_twin_with_its_target(shared_fixtures):
+    fixtures = load_eval_set(SETS / "fixtures" / "shared_fixtures.jsonl").questions
+    twins = load_eval_set(SETS / "fixtures" / "literal_twins.jsonl")
+    paraphrased = {q.id: q for q in fixtures if "paraphrase" in q.tags}
+    assert {q.id.removesuffix("-literal") for q in twins.questions} == set(paraphrased)
+    for twin in twins.questions:
+        assert twin.tags == ["literal"]
+        assert twin.targets == paraphrased[twin.id.removesuffix("-literal")].targets
+    assert_every_question_reachable(twins, [shared_fixtures / p for p in FIXTURE_DOCUMENTS])
