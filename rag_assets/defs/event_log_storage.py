@@ -46,13 +46,14 @@ class _CheckStatesAtScale:
             if info.latest_execution_status == AssetCheckExecutionRecordStatus.PLANNED
         }
         finished = _finished_runs(self._instance, sorted(planned_runs))
+        # The checks of one asset share its definition: its partitions are read once.
+        partitions = {
+            name: frozenset(self._instance.get_dynamic_partitions(name))
+            for name in {partitions_def.name for _, partitions_def in keys}
+        }
         return {
             key: _check_state(
-                key,
-                partitions_def,
-                by_key[key],
-                frozenset(self._instance.get_dynamic_partitions(partitions_def.name)),
-                finished,
+                key, partitions_def, by_key[key], partitions[partitions_def.name], finished
             )
             for key, partitions_def in keys
         }

@@ -306,10 +306,7 @@ class MilvusIndex:
         self._settle(collection)
 
     def delete_document(self, collection: str, doc_id: str) -> int:
-        self._ready(collection)
-        deleted = self._delete(collection, document_is(doc_id))
-        self._settle(collection)
-        return deleted
+        return self.delete_documents(collection, [doc_id])[doc_id]
 
     def delete_documents(self, collection: str, doc_ids: Sequence[str]) -> dict[str, int]:
         """The rows of these documents deleted in one write (and one flush): {doc id: rows}."""
