@@ -12,6 +12,8 @@ from rag_assets.llm import LLMClient, LLMSettings
 from rag_assets.retrieval.evaluation.generate import model_questions, structural_questions
 from rag_assets.retrieval.evaluation.metrics import matches
 from rag_assets.retrieval.evaluation.sets import Target, load_eval_set
+from rag_assets.settings import Settings
+from rag_assets.storage import read_chunks
 from rag_assets.templates.tokens import ApproxTokenCounter
 from rag_assets_tests.support.builders import doc_from_pages
 from rag_assets_tests.support.openai_stub import Behaviour, serve_stub
@@ -23,6 +25,8 @@ PAGES = [
         ("paragraph", SERVICE + " Use the seal kit listed in the parts table."),
         ("paragraph", '"Duty point" means the flow and head at which the pump is meant to run '
          "for most of its operating hours."),
+        ("paragraph", "**NPSH:** the net positive suction head the pump needs at its inlet to "
+         "run without cavitation."),
     ],
     [
         ("heading", "## Parts"),
@@ -43,6 +47,9 @@ def test_a_documents_structure_asks_of_its_sections_table_rows_and_defined_terms
     assert (section.page, section.evidence) == (1, ["Drain the pump casing and replace the shaft"])
     assert by_kind[("definition", "What does Duty point mean?")].evidence == [
         "the flow and head at which the pump"
+    ]
+    assert by_kind[("definition", "What does NPSH mean?")].evidence == [
+        "the net positive suction head the pump needs"
     ]
     row = by_kind[("table row", "What is the Number for Shaft seal?")]
     assert (row.page, row.evidence) == (2, ["Shaft seal", "SK-114"])
@@ -95,4 +102,10 @@ def test_evaluate_generate_writes_a_set_the_evaluation_reads(tmp_path, capsys) -
         "What does the document say about Seal replacement?",
         "What is the Number for Shaft seal?",
     }
+    # A Markdown file has no pages: its questions name none, and each finds a stored chunk.
+    settings = Settings.from_env(tmp_path / "data")
+    for question in written.questions:
+        (target,) = question.targets
+        assert target.page is None
+        assert any(matches(c, target) for c in read_chunks(settings, target.doc)), question
     assert main(["evaluate", "--generate", "--collection", "nope", "--data-dir", data]) == 2

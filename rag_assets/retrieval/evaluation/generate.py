@@ -26,10 +26,12 @@ QUESTIONS_PER_DOCUMENT = 12
 EVIDENCE_WORDS = 8  # the answer's opening words a relevant chunk must hold
 MIN_ANSWER_WORDS = 8  # a section or definition shorter than this asks nothing
 _WORDS = re.compile(r"\S+")
-# `"Term" means ...`, `Term means ...`, `Term: the ...` at a paragraph's start.
+# `"Term" means ...`, `Term means ...`, `Term: the ...`, `**Term:** the ...` at a paragraph's
+# start.
 _DEFINITION = re.compile(
-    r"^\W{0,3}[“\"]?(?P<term>[A-Z][\w\- ]{1,48}?)[”\"]?\s*(?:means|shall mean|refers to|is defined as"
-    r"|:)\s+(?P<definition>\S.{30,})",
+    r"^\W{0,3}[“\"]?(?P<term>[A-Z][\w\- ]{1,48}?)[”\"]?(?:\*\*|__)?\s*(?:means|shall mean"
+    r"|refers to|is defined as"
+    r"|:)(?:\*\*|__)?\s+(?P<definition>\S.{30,})",
     re.S,
 )
 _NUMBER = re.compile(r"^[\s$€£(¥-]*[\d.,]+[)%]?\s*$")
@@ -41,7 +43,7 @@ class GeneratedQuestion(BaseModel):
     question: str
     kind: str
     doc_id: str
-    page: int
+    page: int | None  # None for a document without pages (Markdown, DOCX, HTML)
     evidence: list[str] = Field(default_factory=list)
 
     def record(self, number: int) -> dict:
@@ -51,7 +53,7 @@ class GeneratedQuestion(BaseModel):
             "question": self.question,
             "tags": ["generated", self.kind],
             "doc": self.doc_id,
-            "page": self.page,
+            **({"page": self.page} if self.page is not None else {}),
             "evidence": self.evidence,
         }
 
@@ -89,6 +91,11 @@ def _body(doc: StandardizedDocument) -> list[DocumentElement]:
     return [e for e in doc.elements if e.type not in FURNITURE_TYPES]
 
 
+def _page(doc: StandardizedDocument, element: DocumentElement) -> int | None:
+    """The element's page, when the document has pages (its chunks then name theirs)."""
+    return element.page_start if doc.page_count else None
+
+
 def _opening(text: str) -> str | None:
     words = _WORDS.findall(" ".join(text.split()))
     return " ".join(words[:EVIDENCE_WORDS]) if len(words) >= MIN_ANSWER_WORDS else None
@@ -107,7 +114,7 @@ def _heading_questions(doc: StandardizedDocument) -> Iterator[GeneratedQuestion]
             question=f"What does the document say about {heading}?",
             kind="heading",
             doc_id=doc.doc_id,
-            page=following.page_start,
+            page=_page(doc, following),
             evidence=[opening],
         )
 
@@ -145,7 +152,7 @@ def _table_questions(doc: StandardizedDocument) -> Iterator[GeneratedQuestion]:
                 question=f"What is the {name} for {label}?",
                 kind="table row",
                 doc_id=doc.doc_id,
-                page=element.page_start,
+                page=_page(doc, element),
                 evidence=[label, " ".join(row[column].split())],
             )
 
@@ -165,7 +172,7 @@ def _definition_questions(doc: StandardizedDocument) -> Iterator[GeneratedQuesti
                 question=f"What does {term} mean?",
                 kind="definition",
                 doc_id=doc.doc_id,
-                page=element.page_start,
+                page=_page(doc, element),
                 evidence=[opening],
             )
 
@@ -217,7 +224,7 @@ def model_questions(
                     question=" ".join(asked.question.split()),
                     kind="LLM",
                     doc_id=doc.doc_id,
-                    page=passage.page_start,
+                    page=_page(doc, passage),
                     evidence=[evidence],
                 )
             )
