@@ -16,7 +16,9 @@ A SQuAD or CMRC file is passage retrieval: each paragraph is a document of its o
 parsed documents and ends with their MRR@10 side by side. `--analyzer` indexes BM25 with another
 analyzer (a name the index knows, or Milvus `analyzer_params` as JSON), to compare analyzers.
 `--bm25-k1 1.2 0.9 --bm25-b 0.75 0.4` indexes with every k1 and b pair in turn, the chunks
-embedded once, and ends with their MRR@10 side by side.
+embedded once, and ends with their MRR@10 side by side. `--vocabularies auto none` chunks and
+searches with each choice of vocabulary packs in turn (`auto`: the packs made for each
+document's kind; `none`; or pack names), and ends with their MRR@10 side by side.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import random
 import sys
 import tempfile
 import time
+from itertools import product
 from pathlib import Path
 
 from rag_assets.contracts.ir import StandardizedDocument
@@ -143,7 +146,7 @@ class ReusedEmbeddings:
 
 
 def print_side_by_side(title: str, mrr: dict[str, dict[str, float]]) -> None:
-    print(f"\n## MRR@10 per {title} (same chunks)\n")
+    print(f"\n## MRR@10 per {title}\n")
     print("| run / slice | " + " | ".join(mrr) + " |")
     print("|---|" + "---:|" * len(mrr))
     for key in next(iter(mrr.values())):
@@ -204,6 +207,12 @@ def main(argv: list[str]) -> int:
         choices=["flag", "onnx", "onnx-int8"],
         help="embedding runtimes compared on the same chunks (default: the configured one)",
     )
+    parser.add_argument(
+        "--vocabularies",
+        nargs="+",
+        default=["auto"],
+        help="vocabulary pack choices compared (auto, none, or comma-separated pack names)",
+    )
     args = parser.parse_args(argv)
 
     settings = Settings.from_env()
@@ -256,7 +265,8 @@ def main(argv: list[str]) -> int:
                 print(reason)
         counter = TokenizerCounter.from_model_dir(embedder.model_dir)
         reused = ReusedEmbeddings(embedder)
-        for k1, b in bm25:
+        for (k1, b), vocabularies in product(bm25, args.vocabularies):
+            chosen = {} if vocabularies == "auto" else {"vocabularies": vocabularies}
             with tempfile.TemporaryDirectory() as folder:
                 uri = str(Path(folder) / "milvus.db")
                 comparison = compare_templates(
@@ -272,11 +282,13 @@ def main(argv: list[str]) -> int:
                         bm25_k1=k1,
                         bm25_b=b,
                     ),
-                    options=options,
+                    options={**options, **chosen},
                     fusion=settings.fusion,
                     log=print,
                 )
             label = f"{embedder.runtime} k1={k1:g} b={b:g}" if len(bm25) > 1 else embedder.runtime
+            if len(args.vocabularies) > 1:
+                label += f" vocabularies={vocabularies}"
             print(f"\n## runtime {label}\n")
             print(comparison.markdown_table())
             print()
@@ -290,7 +302,7 @@ def main(argv: list[str]) -> int:
             flat = comparison.flat_metrics()
             mrr[label] = {k[: -len("/mrr@10")]: v for k, v in flat.items() if k.endswith("/mrr@10")}
     if len(mrr) > 1:
-        print_side_by_side("embedding runtime and BM25 k1, b", mrr)
+        print_side_by_side("embedding runtime, BM25 k1, b and vocabularies", mrr)
     print(
         f"\nmodel {settings.embedding_model}, analyzer {args.analyzer or settings.text_analyzer}, "
         f"BM25 k1, b {', '.join(f'{k1:g}/{b:g}' for k1, b in bm25)}, "

@@ -29,6 +29,7 @@ from rag_assets.templates.choice_cache import ChoiceCache
 from rag_assets.templates.registry import build_template
 from rag_assets.templates.select import TemplateChoice, choose_template
 from rag_assets.templates.tokens import TokenCounter
+from rag_assets.vocabulary import Vocabulary
 
 
 @dataclass(frozen=True)
@@ -69,18 +70,23 @@ def chunk_document(
     rows = template.chunk(doc, counter)
     if rows and template.options.neighbour_ids:
         rows = link_neighbours(rows)
-    rows = with_profile_fields(rows, doc)
+    rows = with_profile_fields(rows, doc, template.vocabularies(doc))
     return ChunkedDocument(doc, rows, choice, template, template.document_structure(doc))
 
 
-def with_profile_fields(rows: list[ChunkRow], doc: StandardizedDocument) -> list[ChunkRow]:
+def with_profile_fields(
+    rows: list[ChunkRow], doc: StandardizedDocument, vocabularies: Sequence[Vocabulary] = ()
+) -> list[ChunkRow]:
     """Each row's metadata holds the document's profile fields (`doc_organization`,
-    `doc_kind`, `doc_year`, ...): a search can filter on them and learn what the documents of
-    a collection are."""
+    `doc_kind`, `doc_year`, ...) and the vocabulary packs it was chunked with
+    (`doc_vocabularies`): a search can filter on them and learn what the documents of a
+    collection are, and which packs read its questions."""
     profile = doc.metadata.get("profile")
-    if not profile:
+    fields = DocumentProfile.model_validate(profile).index_metadata() if profile else {}
+    if vocabularies:
+        fields["doc_vocabularies"] = [pack.source for pack in vocabularies]
+    if not fields:
         return rows
-    fields = DocumentProfile.model_validate(profile).index_metadata()
     return [row.model_copy(update={"metadata": {**row.metadata, **fields}}) for row in rows]
 
 

@@ -91,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-infer",
         action="store_true",
         help="search flat: do not also search the documents the question names "
-        "(by issuer, period or kind) nor the financial statements it asks for",
+        "(by issuer, period or kind) nor the sections its vocabulary packs know it asks for",
     )
     query.add_argument(
         "--chunks",

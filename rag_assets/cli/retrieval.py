@@ -58,9 +58,9 @@ def cmd_query(args: argparse.Namespace) -> int:
             f"# documents named by {', '.join(repr(w) for w in named.words)} ({named.reason}): "
             f"{', '.join(named.doc_ids)}; searched alone too (--no-infer: flat search only)"
         )
-    if result.statements:
+    if result.sections:
         print(
-            f"# statements asked for: {', '.join(result.statements)}; their chunks searched "
+            f"# sections asked for: {', '.join(result.sections)}; their chunks searched "
             "alone too (--no-infer: flat search only)"
         )
     if result.pages_grouped:

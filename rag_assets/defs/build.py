@@ -117,6 +117,7 @@ def build_defs(settings: Settings) -> Definitions:
                 template=settings.template,
                 max_tokens=settings.chunk_max_tokens,
                 overlap_tokens=settings.chunk_overlap_tokens,
+                vocabularies=settings.vocabularies,
                 force_parser=settings.force_parser,
                 force_template=settings.force_template,
                 coverage_floor=settings.chunk_coverage_floor,

@@ -46,6 +46,7 @@ from rag_assets.defs.status import latest_document_runs
 from rag_assets.index.schema import ENGINE_BM25
 from rag_assets.redaction import redact_url
 from rag_assets.sources.inbox import InboxFile, scan_folder, sha256_file
+from rag_assets.vocabulary import packs_fingerprint
 
 RESOURCES = ["inbox", "parser", "collections", "embedding", "llm", "milvus"]
 
@@ -108,6 +109,7 @@ def _template_settings(r, file: InboxFile) -> Reading:
         {
             "template": plan.template,
             "options": plan.options,
+            "vocabularies": packs_fingerprint(plan.options.get("vocabularies")),
             "tokenizer": r.embedding.model,
             "llm": llm.model if llm.enabled else None,
         }

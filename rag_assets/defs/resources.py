@@ -82,6 +82,7 @@ class CollectionsResource(ConfigurableResource):
     template: str = "auto"
     max_tokens: int = 256
     overlap_tokens: int = 32
+    vocabularies: str = "auto"  # see ChunkingSettings.vocabularies
     force_parser: str | None = None
     force_template: str | None = None
     coverage_floor: float = 0.9  # share of the IR's characters the chunks must hold
@@ -90,7 +91,12 @@ class CollectionsResource(ConfigurableResource):
         runtime = RuntimeChoices(
             parser=self.parser,
             template=self.template,
-            options={"max_tokens": self.max_tokens, "overlap_tokens": self.overlap_tokens},
+            options={
+                "max_tokens": self.max_tokens,
+                "overlap_tokens": self.overlap_tokens,
+                # Named only when chosen, so the default leaves the documents' settings as they were.
+                **({"vocabularies": self.vocabularies} if self.vocabularies != "auto" else {}),
+            },
             force_parser=self.force_parser,
             force_template=self.force_template,
         )

@@ -49,6 +49,7 @@ class DocumentCard(BaseModel):
     quarter: int | None = None  # the fiscal quarter a quarterly report or release covers
     fiscal_year: int | None = None
     aliases: tuple[str, ...] = ()
+    vocabularies: tuple[str, ...] = ()  # the packs its chunks were made with
 
     @classmethod
     def from_metadata(cls, doc_id: str, metadata: dict) -> DocumentCard:
@@ -64,6 +65,7 @@ class DocumentCard(BaseModel):
             quarter=number("quarter"),
             fiscal_year=number("fiscal_year"),
             aliases=tuple(str(a) for a in metadata.get("doc_aliases") or ()),
+            vocabularies=tuple(str(p) for p in metadata.get("doc_vocabularies") or ()),
         )
 
 

@@ -10,6 +10,7 @@ against 74 ms in Milvus Lite at 10,000 rows; 8.1 against 5.7 ms at 10,000 and 19
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -36,16 +37,18 @@ from rag_assets.retrieval.inputs import FilterValue, Page, SearchRequest, checke
 from rag_assets.retrieval.intent import asks_for_definition
 from rag_assets.retrieval.pages import best_hit_and_votes, page_groups, page_key, page_votes
 from rag_assets.retrieval.rerank import Reranker, RerankError, load_reranker, rerank
-from rag_assets.retrieval.statements import statement_terms, statements_asked
+from rag_assets.retrieval.vocabulary import collection_packs, sections_asked, vocabulary_terms
 from rag_assets.settings import Settings
 from rag_assets.settings.fusion import FusionSettings
-from rag_assets.templates.statements import FINANCIAL_STATEMENT
+from rag_assets.vocabulary import Vocabulary
 
 _LIKE_UNSAFE = "%_\\"  # LIKE wildcards and the escape character: a literal prefix stops there
 # The lists of the search within the documents a question names: `dense@documents`, ...
 DOCUMENTS_SUFFIX = "@documents"
-# ... and of the search within the statements a question names or reads its metric from.
-STATEMENTS_SUFFIX = "@statements"
+# ... and of the search within the sections a question names or reads its measure from.
+SECTIONS_SUFFIX = "@sections"
+# A section metadata key, as vocabulary packs name them (interpolated into the filter).
+_METADATA_KEY = re.compile(r"^\w+$")
 
 
 class SearchFilters(BaseModel):
@@ -65,8 +68,9 @@ class SearchFilters(BaseModel):
     header_path_prefix: FilterValue | None = None
     page_from: Page | None = None  # keep chunks whose [page_start, page_end] overlaps
     page_to: Page | None = None
-    # Kinds of financial statement (`balance sheet`, ...): the chunks' `financial_statement`.
-    statements: list[FilterValue] | None = None
+    # Kinds of section a vocabulary pack knows, by its metadata key (`{"financial_statement":
+    # ["balance sheet"]}`): a chunk of any of them passes.
+    sections: dict[str, list[FilterValue]] | None = None
 
     @model_validator(mode="after")
     def _page_order(self) -> SearchFilters:
@@ -76,6 +80,8 @@ class SearchFilters(BaseModel):
             and self.page_from > self.page_to
         ):
             raise ValueError(f"page_from {self.page_from} is after page_to {self.page_to}")
+        if bad := [key for key in self.sections or {} if not _METADATA_KEY.match(key)]:
+            raise ValueError(f"section metadata keys are words: {bad}")
         return self
 
     def expression(self) -> str:
@@ -90,9 +96,12 @@ class SearchFilters(BaseModel):
         ):
             if values is not None:
                 clauses.append(f"{field} in [{', '.join(quote(v) for v in values)}]")
-        if self.statements is not None:
-            kinds = ", ".join(quote(v) for v in self.statements)
-            clauses.append(f'metadata["{FINANCIAL_STATEMENT}"] in [{kinds}]')
+        if self.sections is not None:
+            either = [
+                f'metadata["{key}"] in [{", ".join(quote(v) for v in kinds)}]'
+                for key, kinds in self.sections.items()
+            ]
+            clauses.append(f"({' or '.join(either)})" if len(either) > 1 else either[0])
         if self.header_path_prefix:
             clauses.append(_like("header_path", self.header_path_prefix))
         if self.source_glob:
@@ -141,9 +150,10 @@ class SearchResult(BaseModel):
     # The documents the question named, searched again alone and fused with the flat search
     # (their lists in `found_by` as `dense@documents`, `bm25@documents`); None when none.
     documents: DocumentInference | None = None
-    # The financial statements it named or read its metric from, searched alike
-    # (`dense@statements`, ...), within the named documents when there are some.
-    statements: list[str] = []
+    # The kinds of section (a vocabulary pack's: `balance sheet`) it named or read its
+    # measure from, searched alike (`dense@sections`, ...), within the named documents when
+    # there are some.
+    sections: list[str] = []
     # Whether a hit is a page (its further hits in `same_page`) rather than one chunk.
     pages_grouped: bool = False
     # Whether the pages were ranked by the retrievers' votes for pages beside their best hits
@@ -193,9 +203,10 @@ class Retriever:
         group_pages: bool | None = None,
     ) -> SearchResult:
         """The fused hits; with `infer`, a question naming documents of the collection (by
-        issuer, period, kind) also searches those alone, and one naming a financial statement
-        or a metric read from one (`balance sheet`, `quick ratio`) searches that statement's
-        chunks alone (within the named documents, if any), each fused in. With `group_pages`
+        issuer, period, kind) also searches those alone, and one naming a section the
+        collection's vocabulary packs know or a measure read from one (`balance sheet`,
+        `quick ratio`) searches those sections' chunks alone (within the named documents, if
+        any), each fused in. With `group_pages`
         (default: the fusion settings'), a hit is a page: its best hit, the rest in
         `same_page`, and `top_k` counts pages."""
         request = checked(SearchRequest, query=query, top_k=top_k)
@@ -212,7 +223,8 @@ class Retriever:
             allowed = set(filters.doc_ids) if filters.doc_ids is not None else None
             cards = [c for c in self.document_cards() if allowed is None or c.doc_id in allowed]
             named = infer_from_question(query, cards)
-        asked = statements_asked(query) if infer and self.fusion.statement_weight > 0 else []
+        packs = self.vocabularies()
+        asked = sections_asked(packs, query) if infer and self.fusion.section_weight > 0 else {}
         scoped = {"": filters}
         scope_weights = {"": 1.0}
         if named is not None:
@@ -220,17 +232,19 @@ class Retriever:
             scope_weights[DOCUMENTS_SUFFIX] = self.fusion.document_weight
         if asked:
             within = scoped.get(DOCUMENTS_SUFFIX, filters)
-            scoped[STATEMENTS_SUFFIX] = within.model_copy(update={"statements": asked})
-            scope_weights[STATEMENTS_SUFFIX] = self.fusion.statement_weight
+            scoped[SECTIONS_SUFFIX] = within.model_copy(update={"sections": asked})
+            scope_weights[SECTIONS_SUFFIX] = self.fusion.section_weight
         wanted = (
             identifiers.in_question(query) if self.fusion.identifier_weight > 0 else frozenset()
         )
-        lists = self._candidates(query, [*weights, *fill], pool, scoped, bool(wanted))
-        if asked and not any(lists[name] for name in lists if name.endswith(STATEMENTS_SUFFIX)):
-            # No chunk of those statements here: nothing to fuse in, or to say.
-            asked = []
-            del scoped[STATEMENTS_SUFFIX], scope_weights[STATEMENTS_SUFFIX]
-            lists = {n: hits for n, hits in lists.items() if not n.endswith(STATEMENTS_SUFFIX)}
+        terms = vocabulary_terms(packs, query) if self.fusion.vocabulary_terms else ""
+        searched = f"{query}\n{terms}" if terms else query
+        lists = self._candidates(searched, [*weights, *fill], pool, scoped, bool(wanted))
+        if asked and not any(lists[name] for name in lists if name.endswith(SECTIONS_SUFFIX)):
+            # No chunk of those sections here: nothing to fuse in, or to say.
+            asked = {}
+            del scoped[SECTIONS_SUFFIX], scope_weights[SECTIONS_SUFFIX]
+            lists = {n: hits for n, hits in lists.items() if not n.endswith(SECTIONS_SUFFIX)}
         if wanted:
             weights = {**weights, identifiers.NAME: self.fusion.identifier_weight}
             for suffix in scoped:
@@ -296,7 +310,7 @@ class Retriever:
             reranked=reranked,
             rerank_note=note,
             documents=named,
-            statements=asked,
+            sections=[kind for kinds in asked.values() for kind in kinds],
             pages_grouped=grouped,
             page_votes=grouped and self.fusion.page_votes,
         )
@@ -312,6 +326,10 @@ class Retriever:
             }
             self._cards = sorted(cards.values(), key=lambda card: card.doc_id)
         return self._cards
+
+    def vocabularies(self) -> list[Vocabulary]:
+        """The vocabulary packs the collection's documents were chunked with."""
+        return collection_packs(p for card in self.document_cards() for p in card.vocabularies)
 
     def _candidates(
         self,
@@ -340,21 +358,17 @@ class Retriever:
             )
             return [h for h in found if scoped[suffix].matches(h.fields)]
 
-        # A metric's statement, by the names its chunks carry (statements.py): every retriever
-        # searches for it, as the chunks embed those names too.
-        terms = statement_terms(query) if self.fusion.statement_terms else ""
-        searched = f"{query}\n{terms}" if terms else query
         futures: dict[str, Future[list[RankedId]]] = {}
         with ThreadPoolExecutor(max_workers=3) as threads:
             queries: dict[str, Any] = {}
             if "bm25" in retrievers:
-                queries["bm25"] = searched
+                queries["bm25"] = query
                 for suffix in scoped:
                     futures[f"bm25{suffix}"] = threads.submit(
                         ranked, "bm25", queries["bm25"], suffix
                     )
             if "dense" in retrievers or "sparse" in retrievers:
-                batch = self.embedder.encode_queries([searched])
+                batch = self.embedder.encode_queries([query])
                 if "dense" in retrievers:
                     queries["dense"] = batch.dense[0]
                 if "sparse" in retrievers and batch.sparse:

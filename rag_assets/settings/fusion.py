@@ -65,22 +65,21 @@ class FusionSettings(EnvSettings):
             "0 turns that inference off"
         ),
     )
-    statement_weight: float = Field(
+    section_weight: float = Field(
         1.0,
         ge=0,
         description=(
-            "weight of the search within the chunks of the financial statements a question "
-            "names (balance sheet, income statement, cash flow statement) or reads its metric "
-            "from (quick ratio: the balance sheet), relative to the flat search's; 0 turns it "
-            "off"
+            "weight of the search within the chunks of the sections a question names or reads "
+            "its measure from, as the collection's vocabulary packs know them (finance: the "
+            "balance sheet for a quick ratio), relative to the flat search's; 0 turns it off"
         ),
     )
-    statement_terms: bool = Field(
+    vocabulary_terms: bool = Field(
         True,
         description=(
-            "BM25 and the embedding model also search, for a question naming a financial "
-            "metric (quick ratio, capital expenditures, operating margin, ...), the names and "
-            "line items of the statement it is read from"
+            "BM25 and the embedding model also search, for a question naming a measure the "
+            "collection's vocabulary packs know (finance: quick ratio, capital expenditures, "
+            "...), the names and line items of the sections it is read from"
         ),
     )
     group_pages: bool = Field(

@@ -125,6 +125,15 @@ class ChunkingSettings(EnvSettings):
     chunk_overlap_tokens: int = Field(
         32, description="overlap between consecutive chunks of a section"
     )
+    vocabularies: str = Field(
+        "auto",
+        description=(
+            "domain vocabulary packs the templates and the search read (`auto`: the shipped "
+            "packs made for a document's profile kind, `finance` for filings; `none`; or "
+            "comma-separated pack names or YAML files); a collection of rag_collections.yaml "
+            "chooses its own with the `vocabularies` option"
+        ),
+    )
     chunk_coverage_floor: float = Field(
         0.9,
         ge=0,

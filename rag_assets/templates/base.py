@@ -7,15 +7,16 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import ClassVar, NamedTuple, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rag_assets.contracts.chunk import ChunkRow, ChunkType, chunk_id_for
 from rag_assets.contracts.ir import FURNITURE_TYPES, DocumentElement, StandardizedDocument
+from rag_assets.errors import ConfigurationError
 from rag_assets.optional import StepFailures
 from rag_assets.profile.model import DocumentProfile
 from rag_assets.templates.references import article_openings, cited_articles, cited_context
-from rag_assets.templates.statements import FINANCIAL_STATEMENT, NAMES, statement_of
 from rag_assets.templates.tokens import TokenCounter
+from rag_assets.vocabulary import Vocabulary, chosen_packs, packs_for
 
 T = TypeVar("T")
 
@@ -42,6 +43,17 @@ class TemplateOptions(BaseModel):
     neighbour_ids: bool = False
     # Between the titles of header_path ("/A/B/" by default, "::A::B::" with "::").
     header_path_separator: str = Field(default="/", pattern=r"^[^\w\s]{1,3}$")
+    # Vocabulary packs (rag_assets/vocabulary): names or YAML paths; None is `auto`, the
+    # shipped packs made for the document's profile kind; () is none.
+    vocabularies: tuple[str, ...] | None = None
+
+    @field_validator("vocabularies", mode="before")
+    @classmethod
+    def _known_vocabularies(cls, value: object) -> tuple[str, ...] | None:
+        try:
+            return chosen_packs(value)  # type: ignore[arg-type]
+        except ConfigurationError as error:
+            raise ValueError(str(error)) from None
 
     @model_validator(mode="after")
     def _overlap_below_max(self) -> TemplateOptions:
@@ -110,6 +122,7 @@ class ChunkTemplate(ABC):
         self.options = options or TemplateOptions()
         self._openings: tuple[str, dict[int, str]] | None = None  # (doc key, article openings)
         self._context_root: tuple[str, str | None] | None = None  # (doc key, breadcrumb root)
+        self._packs: tuple[str, list[Vocabulary]] | None = None  # (doc key, its vocabularies)
         # Optional steps that failed while chunking (article openings, figures, cross-references):
         # the chunks are made without them and the document lands degraded.
         self.failures = StepFailures()
@@ -151,10 +164,9 @@ class ChunkTemplate(ABC):
         paged = doc.page_count is not None
         pages = [s.element.pages_of(s.start, s.end) for s in spans]
         crumbs = headings if context_headings is None else context_headings
-        context = contextualize(self._root(doc), crumbs, text)
-        metadata = metadata or {}
-        if statement := statement_of(crumbs, text):
-            metadata = {**metadata, FINANCIAL_STATEMENT: statement}
+        packs = self.vocabularies(doc)
+        context = contextualize(self._root(doc), crumbs, text, packs)
+        metadata = {**(metadata or {}), **section_metadata(packs, crumbs, text)}
         tokens = counter.count(text)
         # A short chunk may name what it is about only by the articles it cites; a longer one
         # has words enough of its own, and the openings would mostly repeat other chunks.
@@ -195,6 +207,15 @@ class ChunkTemplate(ABC):
             self._context_root = (key, context_root(doc))
         return self._context_root[1]
 
+    def vocabularies(self, doc: StandardizedDocument) -> list[Vocabulary]:
+        """The vocabulary packs `doc` uses, chosen once per document."""
+        key = f"{doc.doc_id}:{doc.source_sha256}"
+        if self._packs is None or self._packs[0] != key:
+            kind = (doc.metadata.get("profile") or {}).get("kind")
+            chosen = packs_for(self.options.vocabularies, kind["value"] if kind else None)
+            self._packs = (key, chosen)
+        return self._packs[1]
+
     def _article_openings(self, doc: StandardizedDocument, counter: TokenCounter) -> dict[int, str]:
         key = f"{doc.doc_id}:{doc.source_sha256}"
         if self._openings is None or self._openings[0] != key:
@@ -209,7 +230,12 @@ BREADCRUMB_SEPARATOR = " › "
 _LINE_LEAD = re.compile(r"^\s*(?:#{1,6}\s+|[-*+•]\s+|\[)?")
 
 
-def contextualize(title: str | None, headings: Sequence[str], text: str) -> str:
+def contextualize(
+    title: str | None,
+    headings: Sequence[str],
+    text: str,
+    vocabularies: Sequence[Vocabulary] = (),
+) -> str:
     """What is embedded and matched: `Title › A › B`, a blank line, then the chunk's text.
 
     As docling-core's `contextualize()` puts a chunk's headings before its text, so a
@@ -218,25 +244,41 @@ def contextualize(title: str | None, headings: Sequence[str], text: str) -> str:
     and a crumb equal to the one before it (a title heading that is the document title)
     is given once.
     """
-    crumbs = breadcrumb(title, headings, text)
+    crumbs = breadcrumb(title, headings, text, vocabularies)
     return f"{crumbs}\n\n{text}" if crumbs else text
 
 
-def breadcrumb(title: str | None, headings: Sequence[str], text: str) -> str:
-    """`Title › A › B`; under a financial statement's title (a heading, else the first cell
-    of the text's table), its usual names last (`› balance sheet, statement of financial
-    position`), even when the text opens with it."""
+def breadcrumb(
+    title: str | None,
+    headings: Sequence[str],
+    text: str,
+    vocabularies: Sequence[Vocabulary] = (),
+) -> str:
+    """`Title › A › B`; under the title of a section a vocabulary pack knows (a heading, else
+    the first cell of the text's table), the section's usual names last (`› balance sheet,
+    statement of financial position`), even when the text opens with it."""
     crumbs: list[str] = []
     for part in [title or "", *headings]:
         part = " ".join(part.split())
         if part and (not crumbs or crumbs[-1] != part):
             crumbs.append(part)
-    statement = statement_of(headings, text)
     if crumbs and opens_with(text, crumbs[-1]):
         crumbs.pop()
-    if statement:
-        crumbs.append(NAMES[statement])
+    for pack in vocabularies:
+        if kind := pack.section_of(headings, text):
+            crumbs.append(pack.names[kind])
     return BREADCRUMB_SEPARATOR.join(crumbs)
+
+
+def section_metadata(
+    vocabularies: Sequence[Vocabulary], headings: Sequence[str], text: str
+) -> dict[str, str]:
+    """The kind of section each pack finds the chunk part of, under the pack's metadata key."""
+    found = {}
+    for pack in vocabularies:
+        if kind := pack.section_of(headings, text):
+            found[pack.metadata_key] = kind
+    return found
 
 
 def opens_with(text: str, heading: str) -> bool:

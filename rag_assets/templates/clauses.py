@@ -111,12 +111,17 @@ class ClausesTemplate(ChunkTemplate):
     """Clauses packed and split as `semantic` packs its sections (`packing`)."""
 
     name = "clauses"
-    version = "9"  # 9: a split table's parts keep its column heads
+    version = "10"  # 10: section names only from the document's vocabulary packs
     headings_from_text = True
 
     def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]:
         elements = content_elements(doc)
-        packer = Packer(counter, self.options.max_tokens, self.options.overlap_tokens)
+        packer = Packer(
+            counter,
+            self.options.max_tokens,
+            self.options.overlap_tokens,
+            tuple(self.vocabularies(doc)),
+        )
         rows: list[ChunkRow] = []
         for unit in _units(elements, _headings(elements)):
             rows.extend(self._unit_rows(doc, unit, packer, len(rows)))

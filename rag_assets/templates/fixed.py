@@ -28,7 +28,7 @@ from rag_assets.templates.tokens import TokenCounter, token_windows
 
 class FixedTemplate(ChunkTemplate):
     name = "fixed"
-    version = "6"  # 6: a statement's chunks record its kind (financial_statement)
+    version = "7"  # 7: section names only from the document's vocabulary packs
     cites_articles = False
 
     def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]:

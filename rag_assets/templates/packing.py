@@ -28,6 +28,7 @@ from rag_assets.contracts.ir import DocumentElement
 from rag_assets.templates.base import ElementSpan, contextualize, has_words
 from rag_assets.templates.tokens import TokenCounter, balanced_runs, token_windows
 from rag_assets.text.markdown import TABLE_RULE, markdown_row, row_cells
+from rag_assets.vocabulary import Vocabulary
 
 BLOCK_SEPARATOR = "\n\n"
 
@@ -87,12 +88,13 @@ class Packer:
     counter: TokenCounter
     max_tokens: int
     overlap_tokens: int
+    vocabularies: Sequence[Vocabulary] = ()  # the document's packs, whose names crumbs add
 
     def lead(self, title: str | None, headings: Sequence[str], line: str) -> str:
         """What chunks under `line` are sized after: breadcrumb and heading line, as their
         context_text puts them before the content, so that what is embedded keeps the limit;
         the heading line alone when the two take more than half the limit."""
-        lead = contextualize(title, headings, line)
+        lead = contextualize(title, headings, line, self.vocabularies)
         return lead if self.counter.count(lead) <= self.max_tokens // 2 else line
 
     def pieces(

@@ -89,7 +89,7 @@ class QAPairsTemplate(ChunkTemplate):
 
     name = "qa_pairs"
     # The prompt's version is part of the template's: a new prompt reads documents anew.
-    version = f"12+prompt{PROMPT_VERSION}"  # 12: split tables keep their column heads
+    version = f"13+prompt{PROMPT_VERSION}"  # 13: section names only from vocabulary packs
     headings_from_text = True
     uses_llm = True
     options_class = QAPairsOptions
@@ -110,7 +110,12 @@ class QAPairsTemplate(ChunkTemplate):
             if reason := source.get("llm_fallback_reason"):
                 note["llm_fallback_reason"] = reason
             return _annotated(section_rows(self, doc, counter), note)
-        packer = Packer(counter, self.options.max_tokens, self.options.overlap_tokens)
+        packer = Packer(
+            counter,
+            self.options.max_tokens,
+            self.options.overlap_tokens,
+            tuple(self.vocabularies(doc)),
+        )
         rows: list[ChunkRow] = []
         for unit in units:
             rows.extend(self._unit_rows(doc, unit, packer, len(rows)))

@@ -107,7 +107,7 @@ class SemanticTemplate(ChunkTemplate):
     """
 
     name = "semantic"
-    version = "10"  # 10: a split table's parts keep its column heads
+    version = "11"  # 11: section names only from the document's vocabulary packs
 
     def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]:
         return section_rows(self, doc, counter)
@@ -119,7 +119,9 @@ def section_rows(
     """`semantic`'s chunks of `doc`, as rows of `template` (its name, options and failures):
     what a template falls back to for a document without the structure it looks for."""
     options = template.options
-    packer = Packer(counter, options.max_tokens, options.overlap_tokens)
+    packer = Packer(
+        counter, options.max_tokens, options.overlap_tokens, tuple(template.vocabularies(doc))
+    )
     drafts = [draft for section in _sections(doc) for draft in _drafts(doc, section, packer)]
     merged = _merge_short(drafts, counter, options.max_tokens, options.min_tokens)
     return [_row(template, doc, index, draft, counter) for index, draft in enumerate(merged)]

@@ -70,7 +70,7 @@ def spec_structure(doc: StandardizedDocument, options: SpecOptions | None = None
 
 class SpecTemplate(ChunkTemplate):
     name = "spec"
-    version = "10"  # 10: a split table's parts keep its column heads
+    version = "11"  # 11: section names only from the document's vocabulary packs
     options_class = SpecOptions
     options: SpecOptions
 

@@ -116,6 +116,33 @@ def test_a_template_change_for_one_document_reruns_its_chunks_and_below_only(ing
     assert {c.template for c in read_chunks(settings, pumps)} == {"fixed"}
 
 
+def test_a_collections_own_vocabulary_pack_edited_rechunks_its_documents(ingested, tmp_path):
+    settings, _, instance, _ = ingested
+    pack = tmp_path / "maintenance.yaml"
+    pack.write_text(
+        "name: maintenance\nmetadata_key: maintenance_task\nsections:\n"
+        "  - {kind: seal change, titles: ['\\bseals?\\b'], names: seal change}\n"
+    )
+    settings.collections_path.write_text(
+        yaml.safe_dump(
+            {
+                "collections": [
+                    {
+                        "name": "pumps",
+                        "match": ["**/pumps.md"],
+                        "options": {"vocabularies": [str(pack)]},
+                    }
+                ]
+            }
+        )
+    )
+    files = scan_folder(settings.inbox_dir).files
+    assert report_changes(instance, build_defs(settings).resources, files) == 1  # pumps' options
+    assert report_changes(instance, build_defs(settings).resources, files) == 0
+    pack.write_text(pack.read_text().replace("names: seal change", "names: seal replacement"))
+    assert report_changes(instance, build_defs(settings).resources, files) == 1  # the pack
+
+
 def test_a_changed_file_reruns_its_own_partition(ingested):
     settings, sources, instance, first = ingested
     (sources / "valves.md").write_text("# Valves\n\n## Checks\n\nTest each valve weekly.\n")

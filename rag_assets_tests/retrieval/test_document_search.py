@@ -20,10 +20,11 @@ from rag_assets.retrieval.evaluation.comparison import index_chunks
 from rag_assets.retrieval.search import Retriever, SearchFilters
 from rag_assets.settings import Settings
 from rag_assets.settings.fusion import FusionSettings
-from rag_assets.templates.statements import FINANCIAL_STATEMENT
 from rag_assets.templates.tokens import ApproxTokenCounter
 from rag_assets_tests.support.builders import doc_from_pages
 from rag_assets_tests.support.retrievers import with_fusion
+
+FINANCIAL_STATEMENT = "financial_statement"  # the finance pack's metadata key
 
 pytestmark = pytest.mark.slow
 
@@ -81,7 +82,7 @@ def test_a_question_naming_an_issuer_finds_that_issuers_page(retriever: Retrieve
     assert {"dense@documents", "bm25@documents"} <= set(steered.hits[0].found_by)
     # `2017` is an identifier: its ranking joins in both searches.
     # A gross margin is read from the income statement, which these filings lack: not said.
-    assert steered.statements == []
+    assert steered.sections == []
     assert set(steered.weights) == {
         f"{name}{scope}"
         for name in ("dense", "bm25", "identifiers")
@@ -119,10 +120,10 @@ def test_the_cli_says_which_words_named_which_documents(
     assert "# documents named by 'HFL', '2017' (issuer 'HFL'; period 2017): harbour;" in out
     assert "[1] harbour.pdf" in out and "dense@documents #1" in out
     # The question reads a metric from the income statement, which these filings lack.
-    assert "# statements asked" not in out and "@statements" not in out
+    assert "# sections asked" not in out and "@sections" not in out
     flat = query_cli(settings.data_dir, "--top-k", "2", "--no-infer", QUESTION)
     assert "# documents named" not in flat and "@documents" not in flat
-    assert "# statements asked" not in flat
+    assert "# sections asked" not in flat
     assert "[1] summit.pdf" in flat
 
 
@@ -150,7 +151,9 @@ def test_a_metric_finds_the_statement_it_is_read_from(tmp_path: Path) -> None:
     embedder = load_embedder(EmbeddingSpec())
     with MilvusIndex(str(tmp_path / "milvus.db")) as index:
         collection = index.ensure_collection(embedder.name, embedder.dimension, False)
-        rows = chunk_document(doc, "auto", {"min_tokens": 0}, ApproxTokenCounter()).rows
+        # Its profile names no kind of filing, so the collection opts into the finance pack.
+        options = {"min_tokens": 0, "vocabularies": ["finance"]}
+        rows = chunk_document(doc, "auto", options, ApproxTokenCounter()).rows
         vectors = embedder.encode_documents([r.context_text for r in rows]).dense
         index.replace_document(
             collection,
@@ -159,8 +162,8 @@ def test_a_metric_finds_the_statement_it_is_read_from(tmp_path: Path) -> None:
         )
         question = "Is the company's liquidity improving?"
 
-        def first_by(retriever: str, statement_terms: bool) -> str:
-            fusion = FusionSettings(statement_terms=statement_terms)
+        def first_by(retriever: str, vocabulary_terms: bool) -> str:
+            fusion = FusionSettings(vocabulary_terms=vocabulary_terms)
             hits = Retriever(index, collection, embedder, fusion=fusion).search(question, 5).hits
             found = [h for h in hits if retriever in h.found_by]
             return min(found, key=lambda h: h.found_by[retriever]).text
@@ -220,38 +223,38 @@ def test_a_question_naming_a_statement_finds_its_rows_among_prose_saying_its_wor
     report_retriever: Retriever,
 ) -> None:
     flat = report_retriever.search(STATEMENT_QUESTION, top_k=3, infer=False)
-    assert flat.statements == []
+    assert flat.sections == []
     assert FINANCIAL_STATEMENT not in flat.hits[0].metadata  # the discussion says more
     steered = report_retriever.search(STATEMENT_QUESTION, top_k=3)
-    assert steered.statements == ["balance sheet"]
+    assert steered.sections == ["balance sheet"]
     assert steered.hits[0].metadata[FINANCIAL_STATEMENT] == "balance sheet"
-    assert {"dense@statements", "bm25@statements"} <= set(steered.hits[0].found_by)
+    assert {"dense@sections", "bm25@sections"} <= set(steered.hits[0].found_by)
     # Only the statement's chunks are in its lists; the prose is still found, by the flat ones.
-    assert not any(name.endswith("@statements") for h in steered.hits[1:] for name in h.found_by)
+    assert not any(name.endswith("@sections") for h in steered.hits[1:] for name in h.found_by)
     assert any(FINANCIAL_STATEMENT not in h.metadata for h in steered.hits)
     # A question naming neither a statement nor a metric searches flat.
     plain = report_retriever.search("Who answers the analysts' questions?", top_k=3)
-    assert plain.statements == [] and not any("@" in name for name in plain.weights)
+    assert plain.sections == [] and not any("@" in name for name in plain.weights)
 
 
-def test_a_statement_weight_of_zero_turns_the_statement_search_off(
+def test_a_section_weight_of_zero_turns_the_statement_search_off(
     report_retriever: Retriever,
 ) -> None:
     off = Retriever(
         report_retriever.index,
         report_retriever.collection,
         report_retriever.embedder,
-        fusion=FusionSettings(statement_weight=0),
+        fusion=FusionSettings(section_weight=0),
     )
     result = off.search(STATEMENT_QUESTION, top_k=3)
-    assert result.statements == [] and FINANCIAL_STATEMENT not in result.hits[0].metadata
+    assert result.sections == [] and FINANCIAL_STATEMENT not in result.hits[0].metadata
 
 
 def test_a_statement_the_collection_lacks_is_neither_searched_nor_said(
     retriever: Retriever, report_retriever: Retriever
 ) -> None:
     lacking = retriever.search(STATEMENT_QUESTION, top_k=3)
-    assert lacking.statements == []
-    assert not any(name.endswith("@statements") for name in lacking.weights)
+    assert lacking.sections == []
+    assert not any(name.endswith("@sections") for name in lacking.weights)
     holding = report_retriever.search(STATEMENT_QUESTION, top_k=3)
-    assert holding.statements == ["balance sheet"] and "dense@statements" in holding.weights
+    assert holding.sections == ["balance sheet"] and "dense@sections" in holding.weights

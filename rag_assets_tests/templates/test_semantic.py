@@ -10,9 +10,8 @@ import pytest
 
 from rag_assets.contracts.chunk import ChunkRow, chunk_id_for
 from rag_assets.contracts.ir import StandardizedDocument
-from rag_assets.templates.base import TemplateOptions, breadcrumb
+from rag_assets.templates.base import TemplateOptions
 from rag_assets.templates.semantic import SemanticTemplate
-from rag_assets.templates.statements import FINANCIAL_STATEMENT, NAMES, statement_of
 from rag_assets.templates.tokens import ApproxTokenCounter
 from rag_assets_tests.support.builders import Item, make_doc, texts
 
@@ -20,10 +19,19 @@ APPROX = ApproxTokenCounter()
 
 
 def semantic(
-    doc: StandardizedDocument, max_tokens: int = 512, overlap: int = 0, min_tokens: int = 0
+    doc: StandardizedDocument,
+    max_tokens: int = 512,
+    overlap: int = 0,
+    min_tokens: int = 0,
+    vocabularies: tuple[str, ...] | None = None,
 ) -> list[ChunkRow]:
     # Short sections stay apart unless a test asks (test_short_sections.py covers merging).
-    options = TemplateOptions(max_tokens=max_tokens, overlap_tokens=overlap, min_tokens=min_tokens)
+    options = TemplateOptions(
+        max_tokens=max_tokens,
+        overlap_tokens=overlap,
+        min_tokens=min_tokens,
+        vocabularies=vocabularies,
+    )
     return SemanticTemplate(options).chunk(doc, APPROX)
 
 
@@ -482,7 +490,7 @@ def test_an_empty_sibling_heading_stays_in_the_context_of_the_heading_under_it()
             ("paragraph", "Timing text.", None, 2),
         ]
     )
-    balance, timing = semantic(doc)
+    balance, timing = semantic(doc, vocabularies=("finance",))
     assert balance.context_text.startswith(
         "Harbour Lines, Inc. › Consolidated Balance Sheets › "
         "balance sheet, statement of financial position\n\n### (in thousands)\n\n"
@@ -495,8 +503,8 @@ def test_an_empty_sibling_heading_stays_in_the_context_of_the_heading_under_it()
     # Numbered sections tell themselves apart: 3.1 is not carried into 3.2.
     assert "3.1 Reserved" not in timing.context_text
     # The statement's kind is metadata a search can filter on; other sections have none.
-    assert balance.metadata[FINANCIAL_STATEMENT] == "balance sheet"
-    assert FINANCIAL_STATEMENT not in timing.metadata
+    assert balance.metadata["financial_statement"] == "balance sheet"
+    assert "financial_statement" not in timing.metadata
 
 
 def test_a_split_table_repeats_the_rows_that_name_its_columns() -> None:
@@ -511,61 +519,3 @@ def test_a_split_table_repeats_the_rows_that_name_its_columns() -> None:
     data = "|  | Date |  |\n|---|---|---|\n|  | 4,100 | 7 |\n" + rows
     parts = semantic(make_doc([("table", data, None, 1)]), max_tokens=40)
     assert len(parts) > 2 and sum("| 4,100 |" in c.text for c in parts) == 1
-
-
-@pytest.mark.parametrize(
-    ("headings", "names"),
-    [
-        (["Item 8", "CONSOLIDATED STATEMENTS OF OPERATIONS"], "income statement"),
-        (["Consolidated Statement of Financial Position"], "balance sheet"),
-        (["Consolidated Statements of Cash Flows", "(in millions)"], "cash flow statement"),
-        (["Consolidated Statements of Shareholders’ Equity"], "statement of stockholders' equity"),
-        (["Notes to Consolidated Balance Sheets"], None),
-        (["Results of Operations"], None),
-        # What the balance sheet leaves out, a section of every 10-K's discussion.
-        (["Off-Balance Sheet Arrangements and Contractual Obligations:"], None),
-        (["Off balance sheet risk"], None),
-    ],
-)
-def test_a_statement_title_gives_the_names_questions_use(
-    headings: list[str], names: str | None
-) -> None:
-    text = "| Revenue | 10 |"
-    kind = statement_of(headings, text)
-    assert kind == names
-    crumbs = breadcrumb("Acme Corp · annual report", headings, text)
-    if kind:
-        assert crumbs.endswith(NAMES[kind])
-    else:
-        assert not any(crumbs.endswith(n) for n in NAMES.values())
-
-
-@pytest.mark.parametrize(
-    ("text", "names"),
-    [
-        (
-            "| Consolidated Balance Sheets | Corning Incorporated and | Subsidiary Companies |\n"
-            "|---|---|---|\n| Total assets | 29,499 | 30,154 |",
-            "balance sheet",
-        ),
-        (
-            "#### Revenue recognition\n\n| CONSOLIDATED STATEMENTS OF INCOME (in millions) | 2022 |"
-            "\n|---|---|\n| Net sales | 14,189 |",
-            "income statement",
-        ),
-        # A column that mentions a statement does not title the table.
-        (
-            "| December 31, 2018 (Millions) | Gross Amount Presented in the Consolidated Balance "
-            "Sheet |\n|---|---|\n| Foreign exchange | 45 |",
-            None,
-        ),
-        ("| Notes to Consolidated Balance Sheets | 2022 |\n|---|---|", None),
-        ("The balance sheet shows less debt.", None),
-    ],
-)
-def test_a_statement_titled_in_its_tables_first_row_gets_its_names(
-    text: str, names: str | None
-) -> None:
-    crumbs = breadcrumb("Acme Corp · annual report", ["Critical audit matters"], text)
-    last = crumbs.split(" › ")[-1]
-    assert (last.split(",")[0] if last != "Critical audit matters" else None) == names
