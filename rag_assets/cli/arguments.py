@@ -138,7 +138,15 @@ def build_parser() -> argparse.ArgumentParser:
         "terms), then stop",
     )
     evaluate.add_argument(
-        "--collection", help="with --generate: only the documents of this collection"
+        "--pick-template",
+        action="store_true",
+        help="score every template on the questions tagged for --collection (or for every "
+        "document) and let `auto` chunk that collection with the best one from the next ingest",
+    )
+    evaluate.add_argument(
+        "--collection",
+        help="with --generate: only the documents of this collection; with --pick-template: "
+        "the collection to pick for",
     )
     evaluate.add_argument(
         "--per-document",

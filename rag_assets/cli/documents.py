@@ -130,6 +130,14 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             print(f"skipped {problem}", file=sys.stderr)
         print(generated.summary())
         return 0 if generated.questions else 1
+    if args.pick_template:
+        from rag_assets.runner.evaluation import pick_template
+
+        with command_progress() as progress:
+            picked = pick_template(settings, args.collection, args.templates, progress)
+        print(picked.comparison.markdown_table())
+        print(picked.summary())
+        return 0
     with command_progress() as progress:  # live bars on a terminal
         result = evaluate(settings, templates=args.templates, progress=progress)
     comparison = comparison_of(result)

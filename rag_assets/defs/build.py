@@ -35,6 +35,7 @@ from rag_assets.llm.settings import LLMSettings
 from rag_assets.removal import DataFolder
 from rag_assets.settings import Settings
 from rag_assets.sources.collections import load_collections
+from rag_assets.sources.template_picks import PICKS_FILE
 
 
 def _secret(value: str | None, variable: str) -> str | EnvVar | None:
@@ -121,6 +122,7 @@ def build_defs(settings: Settings) -> Definitions:
                 force_parser=settings.force_parser,
                 force_template=settings.force_template,
                 coverage_floor=settings.chunk_coverage_floor,
+                picks_path=str(settings.data_dir / PICKS_FILE),
             ),
             "embedding": EmbeddingResource(
                 model=settings.embedding_model, runtime=settings.embedding_runtime

@@ -17,6 +17,7 @@ from rag_assets.sources.collections import (
     load_collections,
     plan_document,
 )
+from rag_assets.sources.template_picks import load_picks
 
 
 class InboxResource(ConfigurableResource):
@@ -86,6 +87,7 @@ class CollectionsResource(ConfigurableResource):
     force_parser: str | None = None
     force_template: str | None = None
     coverage_floor: float = 0.9  # share of the IR's characters the chunks must hold
+    picks_path: str | None = None  # templates picked per collection by evaluation
 
     def plan(self, relative_path: str) -> DocumentPlan:
         runtime = RuntimeChoices(
@@ -100,7 +102,10 @@ class CollectionsResource(ConfigurableResource):
             force_parser=self.force_parser,
             force_template=self.force_template,
         )
-        return plan_document(load_collections(Path(self.config_path)), relative_path, runtime)
+        picks = load_picks(Path(self.picks_path)) if self.picks_path else {}
+        return plan_document(
+            load_collections(Path(self.config_path)), relative_path, runtime, picks
+        )
 
 
 class EmbeddingResource(ConfigurableResource):

@@ -24,10 +24,13 @@ from rag_assets.retrieval.evaluation.generate import (
     model_questions,
     structural_questions,
 )
+from rag_assets.retrieval.evaluation.picks import best_template, collection_tag
 from rag_assets.runner.progress import RunProgress, watch_run
 from rag_assets.settings import Settings
 from rag_assets.sources.collections import load_collections
+from rag_assets.sources.template_picks import EVERY_COLLECTION, PICKS_FILE, TemplatePick, save_pick
 from rag_assets.storage import read_documents
+from rag_assets.templates.registry import available_templates
 
 
 def evaluate(
@@ -118,6 +121,47 @@ def generate_set(
         by = "the documents' structure"
     path = settings.evaluation_dir / f"generated-{collection or 'all'}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
-    lines = [json.dumps(q.record(n), ensure_ascii=False) for n, q in enumerate(questions, 1)]
+    tag = collection_tag(collection)
+    lines = [json.dumps(q.record(n, tag), ensure_ascii=False) for n, q in enumerate(questions, 1)]
     path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
     return GeneratedSet(path, questions, by, problems)
+
+
+@dataclass(frozen=True)
+class PickedTemplate:
+    comparison: Comparison
+    pick: TemplatePick
+    path: Path  # where the pick is kept
+
+    def summary(self) -> str:
+        kept = (
+            "`auto` retrieved best, so it keeps choosing per document"
+            if self.pick.template == "auto"
+            else f"picked {self.pick.template}; the next ingest re-chunks the collection's "
+            "documents with it"
+        )
+        return f"{kept} ({self.pick.reason().removeprefix('auto: ')}); kept in {self.path}"
+
+
+def pick_template(
+    settings: Settings,
+    collection: str | None = None,
+    templates: list[str] | None = None,
+    progress: RunProgress | None = None,
+) -> PickedTemplate:
+    """Score `templates` (default: `auto` and every installed one) on the evaluation sets, and
+    keep the one with the best MRR@10 on the questions tagged for `collection` as its pick:
+    `auto` then plans the collection's documents with it. `auto` winning forgets the pick."""
+    compared = templates or ["auto", *available_templates()]
+    result = evaluate(settings, templates=compared, progress=progress)
+    comparison = comparison_of(result)
+    if comparison is None:
+        failure = next((e for e in result.all_events if e.is_step_failure), None)
+        error = failure.event_specific_data.error if failure else None
+        raise ConfigurationError(
+            error.message.strip() if error else f"skipped: {skip_reason(result) or 'failed'}"
+        )
+    pick = best_template(comparison, collection)
+    path = settings.data_dir / PICKS_FILE
+    save_pick(path, collection or EVERY_COLLECTION, None if pick.template == "auto" else pick)
+    return PickedTemplate(comparison, pick, path)

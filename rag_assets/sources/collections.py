@@ -28,6 +28,7 @@ import yaml
 from pydantic import BaseModel, Field, ValidationError
 
 from rag_assets.errors import ConfigurationError
+from rag_assets.sources.template_picks import TemplatePick, picked_for
 
 
 class CollectionRule(BaseModel, extra="forbid"):
@@ -66,6 +67,8 @@ class DocumentPlan(BaseModel):
     parser: str
     template: str
     options: dict
+    # Why `template` replaced `auto`: the collection's pick by evaluation (template_picks.py).
+    picked: str | None = None
 
 
 # A collections file is a few rules: these bound what a hostile or broken one can cost (an alias
@@ -170,16 +173,22 @@ class RuntimeChoices(BaseModel):
 
 
 def plan_document(
-    config: CollectionsConfig, relative_path: str, runtime: RuntimeChoices
+    config: CollectionsConfig,
+    relative_path: str,
+    runtime: RuntimeChoices,
+    picks: dict[str, TemplatePick] | None = None,
 ) -> DocumentPlan:
     rule = next((r for r in config.collections if r.matches(relative_path)), None)
     defaults = config.defaults
+    collection = rule.name if rule else None
+    template = (
+        runtime.force_template or (rule and rule.template) or defaults.template or runtime.template
+    )
+    pick = picked_for(picks or {}, collection) if template == "auto" else None
     return DocumentPlan(
-        collection=rule.name if rule else None,
+        collection=collection,
         parser=runtime.force_parser or (rule and rule.parser) or defaults.parser or runtime.parser,
-        template=runtime.force_template
-        or (rule and rule.template)
-        or defaults.template
-        or runtime.template,
+        template=pick.template if pick else template,
         options={**runtime.options, **defaults.options, **(rule.options if rule else {})},
+        picked=pick.reason() if pick else None,
     )

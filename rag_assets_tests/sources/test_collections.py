@@ -10,6 +10,7 @@ from rag_assets.parsers.routing import ParserRouter
 from rag_assets.parsing import parse_file
 from rag_assets.settings import Settings
 from rag_assets.sources.collections import RuntimeChoices, load_collections, plan_document
+from rag_assets.sources.template_picks import EVERY_COLLECTION, PICKS_FILE, TemplatePick, load_picks
 from rag_assets.templates.registry import build_template
 from rag_assets.templates.select import TemplateChoice, choose_template
 from rag_assets.templates.tokens import ApproxTokenCounter
@@ -54,6 +55,40 @@ def test_first_matching_collection_wins_and_settings_fill_the_gaps(config):
         "semantic",
         200,
     )
+
+
+def test_auto_takes_its_collections_pick_and_a_named_template_still_wins(config):
+    runtime = RuntimeChoices(template="auto")
+    pick = TemplatePick(
+        template="qa_pairs",
+        question_set="tag:collection:everything-md",
+        questions=24,
+        mrr=0.61,
+        scores={"auto": 0.52, "qa_pairs": 0.61},
+    )
+    picks = {"everything-md": pick, EVERY_COLLECTION: pick.model_copy(update={"template": "fixed"})}
+    guide = plan_document(config, "guide.md", runtime, picks)
+    assert (guide.template, guide.picked) == ("qa_pairs", pick.reason())
+    assert guide.picked.startswith("auto: picked by evaluation on 24 questions")
+    assert "against auto 0.520" in guide.picked
+    # The collection's own template is named: no pick replaces it.
+    assert plan_document(config, "specs/v1.pdf", runtime, picks).template == "fixed"
+    assert plan_document(config, "specs/v1.pdf", runtime, picks).picked is None
+    # A document of no collection takes the pick made on every document's questions.
+    other = plan_document(config, "contracts/lease.docx", runtime, picks)
+    assert (other.template, other.picked is not None) == ("fixed", True)
+    assert plan_document(config, "guide.md", runtime).template == "auto"
+
+
+def test_a_broken_picks_file_is_one_clear_error(tmp_path):
+    path = tmp_path / PICKS_FILE
+    assert load_picks(path) == {}
+    path.write_text('{"specs": {"template": "spec"}}')
+    with pytest.raises(ConfigurationError, match="not a file of template picks.*delete it"):
+        load_picks(path)
+    path.write_text("[1, 2]")
+    with pytest.raises(ConfigurationError, match="not a file of template picks"):
+        load_picks(path)
 
 
 def test_without_a_file_or_flag_every_document_goes_to_auto(tmp_path, monkeypatch):

@@ -163,7 +163,8 @@ def _chunk(
             description=f"{normalized_documents.source_path}: {error}", allow_retries=False
         ) from error
     doc, template, choice, chunks = chunked.doc, chunked.template, chunked.choice, chunked.rows
-    log.info(f"{doc.source_path}: template {choice.template} ({choice.reason})")
+    reason = plan.picked or choice.reason
+    log.info(f"{doc.source_path}: template {choice.template} ({reason})")
     if not chunks:  # an "ok" document with nothing searchable would pass unnoticed
         raise Failure(
             description=f"{doc.source_path}: the {template.name} template made no chunks from "
@@ -183,7 +184,7 @@ def _chunk(
         metadata={
             **degraded_metadata(degraded),
             "template": f"{template.name} v{template.version}",
-            "template_reason": choice.reason,
+            "template_reason": reason,
             # The LLM's guess was read from <data dir>/cache/templates: no call was made for it.
             "template_choice_cached": choice.cached,
             "llm_calls": (client.usage.calls - calls_before) if client else 0,

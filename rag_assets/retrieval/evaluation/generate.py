@@ -46,12 +46,13 @@ class GeneratedQuestion(BaseModel):
     page: int | None  # None for a document without pages (Markdown, DOCX, HTML)
     evidence: list[str] = Field(default_factory=list)
 
-    def record(self, number: int) -> dict:
-        """The question as a line of the project's JSONL sets (sets.py)."""
+    def record(self, number: int, collection_tag: str) -> dict:
+        """The question as a line of the project's JSONL sets (sets.py), tagged with the
+        collection it was asked of (`collection:specs`)."""
         return {
             "id": f"generated-{number:04}",
             "question": self.question,
-            "tags": ["generated", self.kind],
+            "tags": ["generated", self.kind, collection_tag],
             "doc": self.doc_id,
             **({"page": self.page} if self.page is not None else {}),
             "evidence": self.evidence,
