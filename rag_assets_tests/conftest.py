@@ -27,6 +27,7 @@ settings.load_profile("ci")
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"
 SHARED_CORPUS = REPO_ROOT.parent / "shared" / "corpus"
+SHARED_FINANCEBENCH = REPO_ROOT.parent / "shared" / "financebench-dev"
 
 
 @pytest.fixture(scope="session")
@@ -45,6 +46,12 @@ def shared_fixtures() -> Path:
 def shared_corpus() -> Path:
     """576 real files from public test suites, listed in its MANIFEST.tsv."""
     return _shared(SHARED_CORPUS)
+
+
+@pytest.fixture(scope="session")
+def shared_filings() -> Path:
+    """The 14 SEC filings of the FinanceBench development set (`pdfs/`)."""
+    return _shared(SHARED_FINANCEBENCH) / "pdfs"
 
 
 def _shared(folder: Path) -> Path:

@@ -12,13 +12,13 @@ from __future__ import annotations
 import re
 
 # Four or more dots (or middle dots, ellipses), spaced or not.
-_LEADER = re.compile(r"[ \t]*(?:[.·•․‥…][ \t]?){4,}[ \t]*")
+LEADER = re.compile(r"[ \t]*(?:[.·•․‥…][ \t]?){4,}[ \t]*")
 _LEADER_VALUE = re.compile(r"^(?P<key>.*?\S)(?:[ \t]*(?:[.·•․‥…][ \t]?){4,}[ \t]*)(?P<value>\S.*)$")
 _NUMBER = re.compile(r"[-+(]?[$€£¥]?\d[\d,.]*%?\)?[.,;]?(?=\s|$)")
 
 
 def has_leader(row: list[str]) -> bool:
-    return any(_LEADER.search(cell) for cell in row)
+    return any(LEADER.search(cell) for cell in row)
 
 
 def is_leader_table(rows: list[list[str]]) -> bool:
@@ -32,7 +32,7 @@ def split_leader_rows(rows: list[list[str]]) -> list[list[str]]:
     out: list[list[str]] = []
     wrapped: list[str] = []  # a key's first lines, set as a row of their own
     for row in rows:
-        key_column = next((c for c, cell in enumerate(row) if _LEADER.search(cell)), None)
+        key_column = next((c for c, cell in enumerate(row) if LEADER.search(cell)), None)
         if key_column is None:
             if row and row[0].strip() and not any(cell.strip() for cell in row[1:]):
                 wrapped.append(row[0].strip())  # only the first cell: a wrapped key
@@ -59,7 +59,7 @@ def split_leader_rows(rows: list[list[str]]) -> list[list[str]]:
 def _keys(cell: str) -> list[str]:
     """The keys a cell holds, each ended by its leader. Text after the last leader means the
     cell is one row's key and value ("Stair lift .... $9,900"): one key, leader removed."""
-    parts = [" ".join(part.split()) for part in _LEADER.split(cell)]
+    parts = [" ".join(part.split()) for part in LEADER.split(cell)]
     if parts[-1]:
         return [" ".join(" ".join(parts).split())]
     return parts[:-1]
@@ -70,14 +70,14 @@ def _split(cell: str, count: int) -> list[str]:
     `Up to $3,790 ...... $0 ....`), else by its lines, else after each of `count` numbers, else
     the whole text with the first row. Leaders never stay in a value."""
     if count == 1:
-        return [_without_leaders(cell)]
-    items = [part for part in map(_without_leaders, _LEADER.split(cell)) if part]
-    if _LEADER.search(cell) and len(items) == count:
+        return [without_leaders(cell)]
+    items = [part for part in map(without_leaders, LEADER.split(cell)) if part]
+    if LEADER.search(cell) and len(items) == count:
         return items
-    lines = [_without_leaders(line) for line in cell.splitlines() if line.strip()]
+    lines = [without_leaders(line) for line in cell.splitlines() if line.strip()]
     if len(lines) == count:
         return lines
-    text = _without_leaders(cell)
+    text = without_leaders(cell)
     ends = [match.end() for match in _NUMBER.finditer(text)]
     if len(ends) == count:
         starts = [0, *ends[:-1]]
@@ -85,8 +85,8 @@ def _split(cell: str, count: int) -> list[str]:
     return [text, *[""] * (count - 1)]
 
 
-def _without_leaders(text: str) -> str:
-    return " ".join(_LEADER.sub(" ", text).split())
+def without_leaders(text: str) -> str:
+    return " ".join(LEADER.sub(" ", text).split())
 
 
 def leader_lines_as_rows(lines: list[str]) -> list[list[str]] | None:
@@ -101,7 +101,7 @@ def leader_lines_as_rows(lines: list[str]) -> list[list[str]] | None:
         if match is None:
             wrapped.append(" ".join(line.split()))
             continue
-        rows.append([" ".join([*wrapped, match["key"]]), _without_leaders(match["value"])])
+        rows.append([" ".join([*wrapped, match["key"]]), without_leaders(match["value"])])
         wrapped = []
     if wrapped:
         rows.append([" ".join(wrapped), ""])

@@ -11,8 +11,9 @@ What it fixes on the way:
   page break;
 - tables get their cells from the layout's table grid; a table or paragraph made of
   dot-leader lines ("Preface . . . . xi") is a table of contents, any other leader table
-  ("Stair lift ........ Up to $9,900") is split back into one row per leader line, its
-  leaders stripped (normalize/leaders.py).
+  ("Stair lift ........ Up to $9,900") is split back into one row per leader line
+  (normalize/leaders.py); a grid row holding several rows line under line is split into
+  them (normalize/stacked_rows.py); leaders never stay in a cell.
 """
 
 from __future__ import annotations
@@ -34,8 +35,10 @@ from rag_assets.normalize.leaders import (
     is_leader_table,
     leader_lines_as_rows,
     split_leader_rows,
+    without_leaders,
 )
 from rag_assets.normalize.markdown import assemble_markdown
+from rag_assets.normalize.stacked_rows import split_stacked_rows
 from rag_assets.normalize.table_markdown import table_to_markdown
 from rag_assets.parsers.base import ParsedDocument
 
@@ -305,10 +308,15 @@ def _table_content(boxes: list[_Box], index: int) -> tuple[ElementType, str, Tab
     rows = [_collapse(" ".join(row)) for row in grid]
     if _is_toc(rows):
         return "toc", _toc_text(rows), None
+    # A first row set with a leader is data: the table gets an empty header above it.
+    headed = not has_leader(grid[0])
+    grid = split_stacked_rows(grid, header_rows=1 if headed else 0)
     if is_leader_table(grid):
-        # A first row set with a leader is data: the table gets an empty header above it.
-        header = [[""] * len(grid[0])] if has_leader(grid[0]) else []
-        grid = header + split_leader_rows(grid)
+        grid = split_leader_rows(grid)
+    if not headed:
+        grid = [[""] * len(grid[0]), *grid]
+    # Leaders are layout: none stays in a cell, whatever the table.
+    grid = [[without_leaders(cell) for cell in row] for row in grid]
     table = _table_data(grid, _table_caption(boxes, index))
     return "table", table_to_markdown(table), table
 
