@@ -1,0 +1,290 @@
+"""Our tables, cell by cell, against the tables other projects expect from the same files.
+
+    .venv/bin/python bench/tables.py [--shared DIR] [--parsers pymupdf docling unstructured]
+                                     [--docling-artifacts DIR] [--json OUT]
+
+The expectations, bench/tables/expected.json, restate pdfplumber's table tests and Docling's
+ground-truth tables for the files of ../shared they cover (its `about` says how; Camelot's
+test PDFs are none of ours). Each file is read by every parser path we ship for its format
+(PDF: PyMuPDF, Docling's standard pipeline, Unstructured's `fast` strategy; DOCX and HTML:
+Docling's model-free pipeline, Unstructured), normalized into the IR, and each table given the
+structure markdown the pipeline writes without a vision model. The tables on the expected page
+are scored against the expected one (rag_assets/quality/table_scores.py): the share of exact
+cells in the best-aligned table, and TEDS where the peer states the whole table. Means are per
+parser and format, over the expected tables. `docling-export` runs our Docling adapter on the
+ground-truth JSON beside a fixture PDF: what the Docling PDF path gives where its models are
+missing here, not a parse. A parser path that cannot run here is listed as skipped, with why.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import defaultdict
+from functools import cache
+from pathlib import Path
+
+from rag_assets.contracts.ir import StandardizedDocument
+from rag_assets.normalize.adapt import to_ir
+from rag_assets.parsers.base import ParsedDocument
+from rag_assets.parsers.routing import ParserRouter
+from rag_assets.parsing import parse_file
+from rag_assets.quality.table_scores import Grid, expected_from_entry, markdown_grid, score_tables
+from rag_assets.settings import Settings
+from rag_assets.sources.formats import detect_format
+from rag_assets.tables.structure import structure_markdown, with_table_markdown
+
+EXPECTED = Path(__file__).resolve().parent / "tables" / "expected.json"
+DEFAULT_SHARED = Path(__file__).resolve().parents[2] / "shared"
+PATHS = {
+    "pdf": ("pymupdf", "docling", "unstructured"),
+    "docx": ("docling", "unstructured"),
+    "html": ("docling", "unstructured"),
+}
+EXPORT = "docling-export"
+
+
+def short_name(path: str) -> str:
+    """The file's own name, without the corpus's `tests__pdfs__`-style folder prefix."""
+    return Path(path).name.rsplit("__", 1)[-1]
+
+
+def table_label(entry: dict) -> str:
+    which = entry["table"]
+    return f"#{which['index']}" if "index" in which else f"'{which['contains']}'"
+
+
+def peer(entry: dict) -> str:
+    return entry["source"]["repo"].split("/")[-1]
+
+
+def with_markdown(doc: StandardizedDocument) -> StandardizedDocument:
+    return with_table_markdown(doc, structure_markdown(doc))
+
+
+def page_tables(doc: StandardizedDocument, page: int | None) -> list[Grid]:
+    """The grids of the page's tables; a table of contents counts (our IR types a TOC table
+    `toc`, the peers keep it among their tables)."""
+    grids = [
+        markdown_grid(element.text)
+        for element in doc.elements
+        if element.type in ("table", "toc")
+        and (page is None or element.page_start <= page <= element.page_end)
+    ]
+    return [grid for grid in grids if grid]
+
+
+class Parsers:
+    """Each parser path built once; each file read once per path; what cannot run, and why."""
+
+    def __init__(self, names: list[str], docling_artifacts: str | None) -> None:
+        self.routers = {
+            n: ParserRouter(requested=n, docling_artifacts_path=docling_artifacts) for n in names
+        }
+        self.skipped: dict[tuple[str, str], str] = {}
+        self._documents: dict[tuple[str, Path], StandardizedDocument | str] = {}
+
+    def why_not(self, name: str, file_format: str) -> str | None:
+        key = (name, file_format)
+        if key not in self.skipped:
+            self.skipped[key] = self._why_not(name, file_format)
+        return self.skipped[key] or None
+
+    def _why_not(self, name: str, file_format: str) -> str:
+        try:
+            parser = self.routers[name].parser_for(name)
+            if name == "docling" and file_format == "pdf":
+                available, why = parser.pdf_models_available()
+                return "" if available else why
+        except Exception as error:  # an optional parser may be missing in any way
+            return f"{type(error).__name__}: {error}"
+        return ""
+
+    def document(self, name: str, path: Path) -> StandardizedDocument | str:
+        """The IR with its tables' markdown, or why the file could not be read."""
+        key = (name, path)
+        if key not in self._documents:
+            try:
+                self._documents[key] = with_markdown(parse_file(path, self.routers[name]).document)
+            except Exception as error:  # a benchmark reports a failing file, it does not stop
+                self._documents[key] = f"{type(error).__name__}: {str(error)[:100]}"
+        return self._documents[key]
+
+
+@cache
+def exported_document(pdf: Path) -> StandardizedDocument | None:
+    """Our Docling adapter on the Docling ground-truth export beside a fixture PDF, if any."""
+    exported = pdf.with_suffix(".groundtruth.json")
+    if not exported.is_file():
+        return None
+    parsed = ParsedDocument(
+        parser="docling",
+        parser_version="reference",
+        source_path=str(pdf),
+        file_format="pdf",
+        native=json.loads(exported.read_text(encoding="utf-8")),
+    )
+    return with_markdown(to_ir(parsed, doc_id=pdf.stem, source_sha256="-"))
+
+
+def score_entry(entry: dict, parser: str, doc: StandardizedDocument | str) -> dict:
+    row = {
+        "file": short_name(entry["path"]),
+        "page": entry["page"],
+        "table": table_label(entry),
+        "peer": peer(entry),
+        "parser": parser,
+        "exact": None,
+        "teds": None,
+        "where": "",
+    }
+    if isinstance(doc, str):
+        return row | {"where": f"failed: {doc}"}
+    tables = page_tables(doc, entry["page"])
+    score = score_tables(expected_from_entry(entry), tables)
+    row |= {"exact": score.exact, "teds": score.teds}
+    if score.table is None:
+        row["where"] = "no table on the page" if entry["page"] else "no table"
+    else:
+        row["where"] = f"ours {score.table + 1}/{len(tables)}"
+        if score.offset != (0, 0):
+            row["where"] += f", shifted {score.offset[0]:+d} rows {score.offset[1]:+d} cols"
+    return row
+
+
+def run(shared: Path, names: list[str], docling_artifacts: str | None) -> tuple[list, list, dict]:
+    """Score rows, shape rows, and {(parser, format): why it was skipped}."""
+    expected = json.loads(EXPECTED.read_text(encoding="utf-8"))
+    parsers = Parsers(names, docling_artifacts)
+    rows, shape_rows = [], []
+    unscored: dict[tuple[str, str], int] = defaultdict(int)
+    for entry in expected["tables"]:
+        path = shared / entry["path"]
+        file_format = detect_format(path)
+        for name in (n for n in PATHS[file_format] if n in names):
+            if parsers.why_not(name, file_format):
+                unscored[(name, file_format)] += 1
+            else:
+                rows.append(score_entry(entry, name, parsers.document(name, path)))
+        if file_format == "pdf" and (exported := exported_document(path)) is not None:
+            rows.append(score_entry(entry, EXPORT, exported))
+    for shape in expected["shapes"]:
+        path = shared / shape["path"]
+        file_format = detect_format(path)
+        for name in (n for n in PATHS[file_format] if n in names):
+            if parsers.why_not(name, file_format):
+                unscored[(name, file_format)] += 1
+            else:
+                shape_rows.append(shape_row(shape, name, parsers.document(name, path)))
+    skipped = {
+        key: f"{unscored[key]} expectations not scored: {why}"
+        for key, why in parsers.skipped.items()
+        if why
+    }
+    return rows, shape_rows, skipped
+
+
+def shape_row(shape: dict, parser: str, doc: StandardizedDocument | str) -> dict:
+    expected = f"{len(shape['rows'])} tables of {', '.join(map(str, shape['rows']))} rows"
+    if "cols" in shape:
+        expected += f" x {', '.join(map(str, shape['cols']))} cols"
+    row = {"file": short_name(shape["path"]), "page": shape["page"], "parser": parser}
+    if isinstance(doc, str):
+        return row | {"expected": expected, "ours": f"failed: {doc}", "same": False}
+    tables = page_tables(doc, shape["page"])
+    ours = f"{len(tables)} tables of {', '.join(str(len(t)) for t in tables) or '-'} rows"
+    same = [len(t) for t in tables] == shape["rows"]
+    if "cols" in shape:
+        ours += f" x {', '.join(str(max(map(len, t), default=0)) for t in tables) or '-'} cols"
+        same = same and [max(map(len, t), default=0) for t in tables] == shape["cols"]
+    if word := shape.get("last_row_contains"):
+        expected += f", every last-row cell with '{word}'"
+        holds = bool(tables) and all(t and all(word in c for c in t[-1]) for t in tables)
+        ours += f", last rows {'all' if holds else 'not all'} with '{word}'"
+        same = same and holds
+    return row | {"expected": expected, "ours": ours, "same": same}
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}"
+
+
+def _teds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def print_report(rows: list[dict], shape_rows: list[dict], skipped: dict) -> None:
+    print("## Tables against the peers' expectations\n")
+    print("| file | page | peer's table | peer | parser | exact cells % | TEDS | where |")
+    print("|---|---:|---|---|---|---:|---:|---|")
+    for r in rows:
+        print(
+            f"| {r['file']} | {r['page'] or '-'} | {r['table']} | {r['peer']} | {r['parser']} "
+            f"| {_percent(r['exact'])} | {_teds(r['teds'])} | {r['where']} |"
+        )
+    for (name, file_format), why in sorted(skipped.items()):
+        print(f"| (every {file_format}) | | | | {name} | skipped | skipped | {why} |")
+
+    print("\n## Means per parser path (over the expected tables; TEDS over whole tables)\n")
+    print("| parser | format | tables | exact cells % | whole tables | TEDS |")
+    print("|---|---|---:|---:|---:|---:|")
+    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for r in rows:
+        groups[(r["parser"], Path(r["file"]).suffix.lstrip("."))].append(r)
+        groups[(r["parser"], "all")].append(r)
+    for (name, file_format), members in sorted(groups.items()):
+        exact = [r["exact"] or 0.0 for r in members]
+        teds = [r["teds"] for r in members if r["teds"] is not None]
+        print(
+            f"| {name} | {file_format} | {len(members)} | {_percent(_mean(exact))} "
+            f"| {len(teds)} | {_teds(_mean(teds))} |"
+        )
+    for (name, file_format), why in sorted(skipped.items()):
+        print(f"| {name} | {file_format} | skipped | | | {why} |")
+
+    if shape_rows:
+        print("\n## Tables the peers describe by count and size (not scored)\n")
+        print("| file | page | parser | peer expects | ours | same |")
+        print("|---|---:|---|---|---|---|")
+        for r in shape_rows:
+            print(
+                f"| {r['file']} | {r['page']} | {r['parser']} | {r['expected']} | {r['ours']} "
+                f"| {'yes' if r['same'] else 'no'} |"
+            )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shared", type=Path, default=DEFAULT_SHARED)
+    parser.add_argument("--parsers", nargs="+", default=["pymupdf", "docling", "unstructured"])
+    parser.add_argument(
+        "--docling-artifacts",
+        default=Settings().docling_artifacts_path,
+        help="folder with Docling's layout models (default: RAG_ASSETS_DOCLING_ARTIFACTS)",
+    )
+    parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
+    args = parser.parse_args()
+    if not (args.shared / "corpus").is_dir() or not (args.shared / "fixtures").is_dir():
+        sys.exit(f"{args.shared} has no corpus/ and fixtures/ (is ../shared beside the checkout?)")
+    started = time.perf_counter()
+    rows, shape_rows, skipped = run(args.shared, args.parsers, args.docling_artifacts)
+    print_report(rows, shape_rows, skipped)
+    print(f"\n{len(rows)} scores in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        report = {
+            "rows": rows,
+            "shapes": shape_rows,
+            "skipped": [list(k) + [v] for k, v in skipped.items()],
+        }
+        args.json.write_text(json.dumps(report, indent=2, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()
