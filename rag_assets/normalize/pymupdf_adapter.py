@@ -13,7 +13,8 @@ What it fixes on the way:
   dot-leader lines ("Preface . . . . xi") is a table of contents, any other leader table
   ("Stair lift ........ Up to $9,900") is split back into one row per leader line
   (normalize/leaders.py); a grid row holding several rows line under line is split into
-  them (normalize/stacked_rows.py); leaders never stay in a cell.
+  them (normalize/stacked_rows.py); leaders never stay in a cell, and a currency sign cut
+  off from its value goes back to it (normalize/cell_signs.py).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from rag_assets.contracts.ir import (
     TableCell,
     TableData,
 )
+from rag_assets.normalize.cell_signs import signs_rejoined
 from rag_assets.normalize.leaders import (
     has_leader,
     is_leader_table,
@@ -316,7 +318,7 @@ def _table_content(boxes: list[_Box], index: int) -> tuple[ElementType, str, Tab
     if not headed:
         grid = [[""] * len(grid[0]), *grid]
     # Leaders are layout: none stays in a cell, whatever the table.
-    grid = [[without_leaders(cell) for cell in row] for row in grid]
+    grid = [signs_rejoined([without_leaders(cell) for cell in row]) for row in grid]
     table = _table_data(grid, _table_caption(boxes, index))
     return "table", table_to_markdown(table), table
 
