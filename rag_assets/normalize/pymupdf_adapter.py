@@ -41,6 +41,7 @@ from rag_assets.normalize.leaders import (
 )
 from rag_assets.normalize.markdown import assemble_markdown
 from rag_assets.normalize.stacked_rows import split_stacked_rows
+from rag_assets.normalize.table_headers import header_row_count, spread_spanning_labels
 from rag_assets.normalize.table_markdown import table_to_markdown
 from rag_assets.parsers.base import ParsedDocument
 
@@ -312,14 +313,16 @@ def _table_content(boxes: list[_Box], index: int) -> tuple[ElementType, str, Tab
         return "toc", _toc_text(rows), None
     # A first row set with a leader is data: the table gets an empty header above it.
     headed = not has_leader(grid[0])
-    grid = split_stacked_rows(grid, header_rows=1 if headed else 0)
+    header_rows = header_row_count(grid) if headed else 0
+    grid = split_stacked_rows(grid, header_rows)
     if is_leader_table(grid):
         grid = split_leader_rows(grid)
     if not headed:
-        grid = [[""] * len(grid[0]), *grid]
+        grid, header_rows = [[""] * len(grid[0]), *grid], 1
     # Leaders are layout: none stays in a cell, whatever the table.
     grid = [signs_rejoined([without_leaders(cell) for cell in row]) for row in grid]
-    table = _table_data(grid, _table_caption(boxes, index))
+    grid = spread_spanning_labels(grid, header_rows)
+    table = _table_data(grid, _table_caption(boxes, index), header_rows)
     return "table", table_to_markdown(table), table
 
 
@@ -381,10 +384,10 @@ def _table_caption(boxes: list[_Box], index: int) -> str | None:
     return None
 
 
-def _table_data(rows: list[list[str]], caption: str | None) -> TableData:
-    """Cells from the layout's table grid (``extract``: rows of cell text)."""
-    # The grid carries no header flag; pymupdf4llm's own markdown takes row 0 as the header.
-    header_rows = 1 if len(rows) > 1 else 0
+def _table_data(rows: list[list[str]], caption: str | None, header_rows: int = 1) -> TableData:
+    """Cells from the layout's table grid (``extract``: rows of cell text); the grid carries
+    no header flag, so `header_rows` is read from its rows (table_headers.py)."""
+    header_rows = min(header_rows, len(rows) - 1) if len(rows) > 1 else 0
     cells = [
         TableCell(row=r, col=c, text=_collapse(text), is_header=r < header_rows)
         for r, row in enumerate(rows)
