@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/tables.py [--shared DIR] [--parsers pymupdf docling unstructured]
                                      [--docling-artifacts DIR] [--json OUT]
+    .venv/bin/python bench/tables.py --statements [--shared DIR] [--parsed-cache DIR] [--json OUT]
 
 The expectations, bench/tables/expected.json, restate pdfplumber's table tests and Docling's
 ground-truth tables for the files of ../shared they cover (its `about` says how; Camelot's
@@ -14,6 +15,24 @@ cells in the best-aligned table, and TEDS where the peer states the whole table.
 parser and format, over the expected tables. `docling-export` runs our Docling adapter on the
 ground-truth JSON beside a fixture PDF: what the Docling PDF path gives where its models are
 missing here, not a parse. A parser path that cannot run here is listed as skipped, with why.
+
+`--statements` reads the filings of ../shared/financebench-dev/pdfs instead, as
+bench/retrieval.py parses them (the default PDF path; `--parsed-cache` as there), and scores
+whether each financial statement's values stay under their periods, row by row
+(rag_assets/quality/statement_columns.py defines rows, periods, kept and shifted). A table is a
+statement when the finance vocabulary pack finds it the section of one (`section_of`) from its
+headings, innermost last: the headings between the table before it and it, on its page or the
+page before; before them the page headers of its page (some filings title a statement only
+there); with no such headings and the table before it ending on its page or the page before,
+that table's headings outermost (a statement cut in parts). The pack also reads a title the
+parser left in the table's first row. A continued table is one merged over pages
+(`continued_on_pages`): it kept its heads when it has period columns and no shifted row (the IR
+keeps no row where a part starts, so the whole table is judged). A split part is a statement
+table with no heading of its own, or one saying it is continued (JPMorgan's `Selected
+Consolidated balance sheets data (continued)`), that follows a table of its kind with period
+columns ending on the page before: it kept its heads when it has period columns of its own.
+The same scores over every table with period columns, statement or not, come as context;
+`--json` lists the shifted rows of all of them.
 """
 
 from __future__ import annotations
@@ -25,16 +44,23 @@ import time
 from collections import defaultdict
 from functools import cache
 from pathlib import Path
+from typing import NamedTuple
 
-from rag_assets.contracts.ir import StandardizedDocument
+from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
 from rag_assets.normalize.adapt import to_ir
 from rag_assets.parsers.base import ParsedDocument
 from rag_assets.parsers.routing import ParserRouter
 from rag_assets.parsing import parse_file
+from rag_assets.quality.statement_columns import RowScore, TableScore, score_statement
 from rag_assets.quality.table_scores import Grid, expected_from_entry, markdown_grid, score_tables
 from rag_assets.settings import Settings
 from rag_assets.sources.formats import detect_format
 from rag_assets.tables.structure import structure_markdown, with_table_markdown
+from rag_assets.templates.base import HEADING_TYPES, heading_title
+from rag_assets.vocabulary import Vocabulary, load_pack
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from retrieval import parse_documents  # noqa: E402
 
 EXPECTED = Path(__file__).resolve().parent / "tables" / "expected.json"
 DEFAULT_SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -44,6 +70,21 @@ PATHS = {
     "html": ("docling", "unstructured"),
 }
 EXPORT = "docling-export"
+FILINGS = Path("financebench-dev") / "pdfs"
+SHIFTED_SHOWN = 40  # shifted rows listed after the figures
+STATEMENT_FIGURES = (
+    "tables",
+    "no_periods",
+    "rows",
+    "kept",
+    "shifted",
+    "markers",
+    "continued",
+    "continued_kept",
+    "split",
+    "split_kept",
+)
+EVERY_TABLE_FIGURES = ("tables", "rows", "kept")
 
 
 def short_name(path: str) -> str:
@@ -259,6 +300,180 @@ def print_report(rows: list[dict], shape_rows: list[dict], skipped: dict) -> Non
             )
 
 
+# --- statements -------------------------------------------------------------------------------
+
+
+class FoundTable(NamedTuple):
+    element: DocumentElement
+    headings: list[str]  # outermost first
+    continues: bool  # no heading of its own, or its own says it is continued
+
+
+def table_headings(doc: StandardizedDocument) -> list[FoundTable]:
+    """Each table with the headings its kind of statement is read from (the module docstring
+    says which)."""
+    page_headers: dict[int, list[str]] = defaultdict(list)
+    for element in doc.elements:
+        if element.type == "page_header":
+            page_headers[element.page_start].append(" ".join(element.text.split()))
+    tables = []
+    since: list[tuple[int, str]] = []  # (page, title) of the headings since the last table
+    before: tuple[int, list[str]] | None = None  # the last table's last page, its headings
+    for element in doc.elements:
+        if element.type in HEADING_TYPES:
+            since.append((element.page_start, heading_title(element)))
+        elif element.type == "table" and element.table is not None:
+            near = element.page_start - 1
+            own = [title for page, title in since if page >= near]
+            carried = before[1] if not own and before is not None and before[0] >= near else []
+            # Innermost last: the page's own headers name a statement the page before's don't.
+            headings = [*carried, *page_headers[element.page_start], *own]
+            continues = not own or "continued" in own[-1].casefold()
+            tables.append(FoundTable(element, headings, continues))
+            since, before = [], (element.page_end, own or carried)
+    return tables
+
+
+def statement_tables(
+    doc: StandardizedDocument, pack: Vocabulary
+) -> list[tuple[FoundTable, str | None, TableScore]]:
+    """Every table, its kind of statement (None: not one) and its score."""
+    return [
+        (
+            found,
+            pack.section_of(found.headings, found.element.text),
+            score_statement(found.element.table.grid()),  # table_headings keeps tables with one
+        )
+        for found in table_headings(doc)
+    ]
+
+
+def _period_heads(grid: Grid, score: TableScore) -> dict[int, str]:
+    """The period columns' heads, each from the lowest header row naming one."""
+    heads = {}
+    for column in sorted(score.columns.periods):
+        cells = [row[column] for row in grid[: score.columns.header_end] if row[column].strip()]
+        heads[column] = cells[-1] if cells else ""
+    return heads
+
+
+def _why(row: RowScore) -> str:
+    reasons = [
+        f"{name} col {', '.join(map(str, columns))}"
+        for name, columns in (("bare", row.bare), ("two amounts in", row.crowded), ("cut", row.cut))
+        if columns
+    ]
+    return "; ".join(reasons)
+
+
+def score_filing(doc: StandardizedDocument, pack: Vocabulary) -> tuple[dict, dict, list[dict]]:
+    """The filing's statement figures, the figures of all its tables with period columns, and
+    the shifted rows of these (`statement` None: of no statement)."""
+    name = Path(doc.source_path).stem
+    figures = dict.fromkeys(STATEMENT_FIGURES, 0)
+    every = dict.fromkeys(EVERY_TABLE_FIGURES, 0)
+    shifted = []
+    previous: tuple[str, int, bool] | None = None  # the table before: kind, last page, periods
+    for found, kind, score in statement_tables(doc, pack):
+        element = found.element
+        periods = bool(score.columns.periods)
+        kept = sum(row.kept for row in score.rows)
+        if periods:
+            every["tables"] += 1
+            every["rows"] += len(score.rows)
+            every["kept"] += kept
+        grid = element.table.grid()
+        for row in score.rows:
+            if not row.kept:
+                shifted.append(
+                    {
+                        "filing": name,
+                        "page": element.page_start,
+                        "statement": kind,
+                        "periods": _period_heads(grid, score),
+                        "cells": grid[row.row],
+                        "why": _why(row),
+                    }
+                )
+        if kind is None:
+            previous = None
+            continue
+        figures["tables"] += 1
+        figures["no_periods"] += not periods
+        figures["rows"] += len(score.rows)
+        figures["kept"] += kept
+        figures["shifted"] += len(score.rows) - kept
+        figures["markers"] += score.markers
+        if element.metadata.get("continued_on_pages"):
+            figures["continued"] += 1
+            figures["continued_kept"] += periods and kept == len(score.rows)
+        if found.continues and previous == (kind, element.page_start - 1, True):
+            figures["split"] += 1
+            figures["split_kept"] += periods
+        previous = (kind, element.page_end, periods)
+    return {"filing": name, **figures}, every, shifted
+
+
+def run_statements(folder: Path, cache: Path | None) -> tuple[list[dict], dict, list[dict]]:
+    pack = load_pack("finance")
+    rows, shifted = [], []
+    every = dict.fromkeys(EVERY_TABLE_FIGURES, 0)
+    for doc in parse_documents(sorted(folder.glob("*.pdf")), cache):
+        figures, all_tables, rows_shifted = score_filing(doc, pack)
+        rows.append(figures)
+        shifted += rows_shifted
+        every = {key: every[key] + all_tables[key] for key in every}
+    total = {"filing": "total"} | {key: sum(r[key] for r in rows) for key in STATEMENT_FIGURES}
+    return [*rows, total], every, shifted
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}" if whole else "-"
+
+
+def print_statements(rows: list[dict], every: dict, shifted: list[dict]) -> None:
+    print("## Statements: values under their periods\n")
+    print(
+        "| filing | statement tables | without periods | rows scored | kept | kept % | shifted "
+        "| detached markers | continued (kept heads) | split parts (kept heads) |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print(
+            f"| {r['filing']} | {r['tables']} | {r['no_periods']} | {r['rows']} | {r['kept']} "
+            f"| {_share(r['kept'], r['rows'])} | {r['shifted']} | {r['markers']} "
+            f"| {r['continued']} ({r['continued_kept']}) | {r['split']} ({r['split_kept']}) |"
+        )
+    print(
+        f"\nEvery table with period columns, statement or not: {every['tables']} tables, "
+        f"{every['rows']} rows scored, {every['kept']} kept ({_share(every['kept'], every['rows'])} %)."
+    )
+    shifted = [s for s in shifted if s["statement"]]
+    if shifted:
+        print("\n### Shifted statement rows\n")
+        for s in shifted[:SHIFTED_SHOWN]:
+            print(
+                f"- {s['filing']} p.{s['page']} ({s['statement']}): {s['why']}; "
+                f"periods {s['periods']}; row {s['cells']}"
+            )
+        if len(shifted) > SHIFTED_SHOWN:
+            print(f"- ... and {len(shifted) - SHIFTED_SHOWN} more (in --json)")
+
+
+def statements(args: argparse.Namespace) -> None:
+    folder = args.shared / FILINGS
+    if not any(folder.glob("*.pdf")):
+        sys.exit(f"no PDF in {folder} (is ../shared beside the checkout?)")
+    started = time.perf_counter()
+    rows, every, shifted = run_statements(folder, args.parsed_cache)
+    print_statements(rows, every, shifted)
+    print(f"\n{len(rows) - 1} filings in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        report = {"filings": rows, "every_table": every, "shifted": shifted}
+        args.json.write_text(json.dumps(report, indent=2, ensure_ascii=False))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shared", type=Path, default=DEFAULT_SHARED)
@@ -269,7 +484,21 @@ def main() -> None:
         help="folder with Docling's layout models (default: RAG_ASSETS_DOCLING_ARTIFACTS)",
     )
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
+    parser.add_argument(
+        "--statements",
+        action="store_true",
+        help="score the financebench-dev filings' statements: values under their periods",
+    )
+    parser.add_argument(
+        "--parsed-cache",
+        type=Path,
+        help="with --statements: folder keeping the parser's output between runs (as "
+        "bench/retrieval.py's; empty it after changing a parser)",
+    )
     args = parser.parse_args()
+    if args.statements:
+        statements(args)
+        return
     if not (args.shared / "corpus").is_dir() or not (args.shared / "fixtures").is_dir():
         sys.exit(f"{args.shared} has no corpus/ and fixtures/ (is ../shared beside the checkout?)")
     started = time.perf_counter()
