@@ -110,10 +110,16 @@ class _Walker:
 
         layers = {ContentLayer.BODY, ContentLayer.FURNITURE}
         consumed_at: int | None = None
+        in_table = False
         for item, depth in self.doc.iterate_items(with_groups=True, included_content_layers=layers):
             if consumed_at is not None and depth > consumed_at:
-                continue  # inside a subtree already rendered (list, table, picture, inline)
+                # Inside a subtree already rendered (list, table, picture, inline); a table set
+                # in a table's cell is a table of its own too, as its cell's text is flattened.
+                if in_table and str(item.label) in _TABLE_LABELS:
+                    self._table(item, str(item.label))
+                continue
             consumed_at = depth if self._visit(item) else None
+            in_table = consumed_at is not None and str(item.label) in _TABLE_LABELS
         return self.elements
 
     def _visit(self, item: NodeItem) -> bool:

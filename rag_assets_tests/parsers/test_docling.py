@@ -528,3 +528,19 @@ def test_heading_inside_a_quote_opens_no_section(parser, tmp_path, file_format, 
     texts = [e.text.lstrip("- ") for e in doc.elements if e.type not in ("heading", "title")]
     assert texts[0] == "Before." and texts[-1] == "After the quote."
     assert "Quoted" in "\n".join(texts[1:-1])
+
+
+def test_a_table_set_in_a_tables_cell_is_a_table_of_its_own_too(parser, tmp_path):
+    path = tmp_path / "nested.html"
+    path.write_text(
+        "<html><body><table><tr><th>Part</th><th>Sizes</th></tr>"
+        "<tr><td>Seal kit</td><td><table><tr><th>Bore</th><th>Code</th></tr>"
+        "<tr><td>40 mm</td><td>SK-40</td></tr><tr><td>50 mm</td><td>SK-50</td></tr></table>"
+        "</td></tr></table></body></html>",
+        encoding="utf-8",
+    )
+    doc = to_ir_of(parser, path, "html")
+    outer, inner = [e.table.grid() for e in doc.elements if e.type == "table"]
+    # The outer cell keeps the inner table's words, flattened; the inner table its rows.
+    assert outer[0] == ["Part", "Sizes"] and "SK-40" in outer[1][1]
+    assert inner == [["Bore", "Code"], ["40 mm", "SK-40"], ["50 mm", "SK-50"]]
