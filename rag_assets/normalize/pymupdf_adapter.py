@@ -13,8 +13,8 @@ What it fixes on the way:
   dot-leader lines ("Preface . . . . xi") is a table of contents, any other leader table
   ("Stair lift ........ Up to $9,900") is split back into one row per leader line
   (normalize/leaders.py); a grid row holding several rows line under line is split into
-  them (normalize/stacked_rows.py); leaders never stay in a cell, and a currency sign cut
-  off from its value goes back to it (normalize/cell_signs.py).
+  them (normalize/stacked_rows.py); leaders never stay in a cell, and the pieces of a value
+  cut at a column boundary go back together (normalize.cut_values.py).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from rag_assets.contracts.ir import (
     TableCell,
     TableData,
 )
-from rag_assets.normalize.cell_signs import signs_rejoined
+from rag_assets.normalize.cut_values import values_rejoined
 from rag_assets.normalize.leaders import (
     has_leader,
     is_leader_table,
@@ -320,7 +320,7 @@ def _table_content(boxes: list[_Box], index: int) -> tuple[ElementType, str, Tab
     if not headed:
         grid, header_rows = [[""] * len(grid[0]), *grid], 1
     # Leaders are layout: none stays in a cell, whatever the table.
-    grid = [signs_rejoined([without_leaders(cell) for cell in row]) for row in grid]
+    grid = values_rejoined([[without_leaders(cell) for cell in row] for row in grid])
     grid = spread_spanning_labels(grid, header_rows)
     table = _table_data(grid, _table_caption(boxes, index), header_rows)
     return "table", table_to_markdown(table), table

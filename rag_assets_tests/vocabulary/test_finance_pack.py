@@ -25,6 +25,7 @@ FINANCE = load_pack("finance")
         # What the balance sheet leaves out, a section of every 10-K's discussion.
         (["Off-Balance Sheet Arrangements and Contractual Obligations:"], None),
         (["Off balance sheet risk"], None),
+        (["Off–balance sheet lending-related financial instruments"], None),
     ],
 )
 def test_a_statement_title_gives_the_names_questions_use(
