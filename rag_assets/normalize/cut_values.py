@@ -2,8 +2,9 @@
 
 Where a column boundary falls inside a value, a piece of it lands in the next or the previous
 cell: a currency sign ends the cell before its digits (`22.4 % $` beside `1,672`), a percent
-sign opens the cell after them (`19` beside `% $ 39,117`), or the digits themselves are cut
-(`$ 8,42` beside `1`, `23` beside `,022`). The value then reads as another, and its
+sign opens the cell after them (`19` beside `% $ 39,117`), a footnote marker sits alone in
+the cell after (`(0.18)` beside `(h)`), or the digits themselves are cut (`$ 8,42` beside `1`,
+`23` beside `,022`). The value then reads as another, and its
 neighbour as holding what it does not. Each piece goes back to the value it belongs to; a
 number is joined only where its thousands group is cut (a group of fewer than three digits
 completed by the next cell's), so two whole values side by side never merge, and only in a
@@ -22,6 +23,8 @@ _CUT_GROUP = re.compile(r"\d,(\d{1,2})$")
 _GROUP_REST = re.compile(r"^(\d{1,2})(?=\s|$)")
 _GROUP_OPENING = re.compile(r"^,\d{3}(?=[\s,.)%]|$)")
 _ENDS_DIGITS = re.compile(r"(?:^|[\s$€£¥(])\d{1,3}$")
+# A footnote marker alone in a cell: `(h)`, `*`, `†`; `(2)` would be a negative value.
+_MARKER = re.compile(r"^(?:\([a-z]{1,2}\)|[*†‡]{1,3})$")
 _COMMA_THOUSANDS = re.compile(r"\d,\d{3}(?![\d,])")
 _COMMA_DECIMAL = re.compile(r"\d,\d{1,2}(?!\d)")
 _OPENS_VALUE = re.compile(r"^[(\-–—]?\s*\d|^[—–\-]$")
@@ -44,6 +47,9 @@ def values_rejoined(grid: list[list[str]]) -> list[list[str]]:
 def _rejoin(row: list[str], i: int, numbers: bool) -> None:
     left, right = row[i].rstrip(), row[i + 1].strip()
     if numbers and _rejoin_number(row, i, left, right):
+        return
+    if left and _MARKER.match(right):
+        row[i], row[i + 1] = f"{left} {right}", ""
         return
     if _ENDS_NUMBER.search(left) and (percent := _LEADING_PERCENT.match(right)):
         row[i], row[i + 1] = f"{left} %", right[percent.end() :]

@@ -29,6 +29,13 @@ def test_a_percent_sign_goes_back_to_the_number_before_it() -> None:
     assert values_rejoined([row]) == [["Revenues", "$ 44,538", "19 %", "$ 39,117", "-4 %"]]
 
 
+def test_a_footnote_marker_alone_in_a_cell_joins_the_value_it_marks() -> None:
+    row = ["Securities borrowed", "175,019", "(77)", "(0.18)", "(h)", "136,127", "*", "(2)"]
+    assert values_rejoined([row]) == [
+        ["Securities borrowed", "175,019", "(77)", "(0.18) (h)", "", "136,127 *", "", "(2)"]
+    ]
+
+
 def test_a_cut_thousands_group_is_joined_in_a_table_of_comma_thousands() -> None:
     rows = [["Sales", "$ 8,42", "1", "$ 8,597"], ["Alabama", "23", ",022", "1,17", "8"]]
     assert values_rejoined([*US_ROWS, *rows])[3:] == [
