@@ -199,26 +199,31 @@ def run(shared: Path, names: list[str], docling_artifacts: str | None) -> tuple[
     """Score rows, shape rows, and {(parser, format): why it was skipped}."""
     expected = json.loads(EXPECTED.read_text(encoding="utf-8"))
     parsers = Parsers(names, docling_artifacts)
-    rows, shape_rows = [], []
     unscored: dict[tuple[str, str], int] = defaultdict(int)
-    for entry in expected["tables"]:
-        path = shared / entry["path"]
+
+    def documents(relative: str):
+        """(parser, its document) for each path of `relative`'s format that runs here."""
+        path = shared / relative
         file_format = detect_format(path)
         for name in (n for n in PATHS[file_format] if n in names):
             if parsers.why_not(name, file_format):
                 unscored[(name, file_format)] += 1
             else:
-                rows.append(score_entry(entry, name, parsers.document(name, path)))
+                yield name, parsers.document(name, path)
         if file_format == "pdf" and (exported := exported_document(path)) is not None:
-            rows.append(score_entry(entry, EXPORT, exported))
-    for shape in expected["shapes"]:
-        path = shared / shape["path"]
-        file_format = detect_format(path)
-        for name in (n for n in PATHS[file_format] if n in names):
-            if parsers.why_not(name, file_format):
-                unscored[(name, file_format)] += 1
-            else:
-                shape_rows.append(shape_row(shape, name, parsers.document(name, path)))
+            yield EXPORT, exported
+
+    rows = [
+        score_entry(entry, name, doc)
+        for entry in expected["tables"]
+        for name, doc in documents(entry["path"])
+    ]
+    shape_rows = [
+        shape_row(shape, name, doc)
+        for shape in expected["shapes"]
+        for name, doc in documents(shape["path"])
+        if name != EXPORT
+    ]
     skipped = {
         key: f"{unscored[key]} expectations not scored: {why}"
         for key, why in parsers.skipped.items()
