@@ -34,6 +34,20 @@ DEFAULT_FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" /
 PARSERS = ("pymupdf", "unstructured", "docling")
 
 
+def docling_export(pdf: Path) -> ParsedDocument | None:
+    """Docling's own ground-truth export beside a fixture PDF, as a parser's output, if any."""
+    exported = pdf.with_suffix(".groundtruth.json")
+    if not exported.is_file():
+        return None
+    return ParsedDocument(
+        parser="docling",
+        parser_version="reference",
+        source_path=str(pdf),
+        file_format="pdf",
+        native=json.loads(exported.read_text(encoding="utf-8")),
+    )
+
+
 def _available(name: str) -> tuple[bool, str]:
     try:
         router = ParserRouter(requested=name)
@@ -89,15 +103,8 @@ def run(fixtures: Path) -> list[dict]:
                     **_measure(doc, time.perf_counter() - started, reference),
                 }
             )
-        exported = pdf.with_suffix(".groundtruth.json")
-        if exported.is_file():
-            parsed = ParsedDocument(
-                parser="docling",
-                parser_version="reference",
-                source_path=str(pdf),
-                file_format="pdf",
-                native=json.loads(exported.read_text(encoding="utf-8")),
-            )
+        parsed = docling_export(pdf)
+        if parsed is not None:
             started = time.perf_counter()
             doc = to_ir(parsed, doc_id=pdf.stem, source_sha256="-")
             row = _measure(doc, time.perf_counter() - started, reference)

@@ -48,7 +48,6 @@ from typing import NamedTuple
 
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
 from rag_assets.normalize.adapt import to_ir
-from rag_assets.parsers.base import ParsedDocument
 from rag_assets.parsers.routing import ParserRouter
 from rag_assets.parsing import parse_file
 from rag_assets.quality.statement_columns import RowScore, TableScore, score_statement
@@ -60,6 +59,7 @@ from rag_assets.templates.base import HEADING_TYPES, heading_title
 from rag_assets.vocabulary import Vocabulary, load_pack
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from parser_quality import docling_export  # noqa: E402
 from retrieval import parse_documents  # noqa: E402
 
 EXPECTED = Path(__file__).resolve().parent / "tables" / "expected.json"
@@ -157,16 +157,9 @@ class Parsers:
 @cache
 def exported_document(pdf: Path) -> StandardizedDocument | None:
     """Our Docling adapter on the Docling ground-truth export beside a fixture PDF, if any."""
-    exported = pdf.with_suffix(".groundtruth.json")
-    if not exported.is_file():
+    parsed = docling_export(pdf)
+    if parsed is None:
         return None
-    parsed = ParsedDocument(
-        parser="docling",
-        parser_version="reference",
-        source_path=str(pdf),
-        file_format="pdf",
-        native=json.loads(exported.read_text(encoding="utf-8")),
-    )
     return with_markdown(to_ir(parsed, doc_id=pdf.stem, source_sha256="-"))
 
 
