@@ -145,3 +145,13 @@ def test_a_pack_gone_since_the_chunks_were_made_leaves_the_search_as_asked(
     gone = str(tmp_path / "moved.yaml")
     assert [p.name for p in collection_packs(["finance", gone, "finance"])] == ["finance"]
     assert "vocabulary pack left out of the search" in caplog.text
+
+
+def test_the_setting_reaches_every_documents_options_only_when_chosen(tmp_path: Path) -> None:
+    from rag_assets.defs.resources import CollectionsResource
+
+    config = str(tmp_path / "rag_collections.yaml")
+    chosen = CollectionsResource(config_path=config, vocabularies="none").plan("a.pdf")
+    assert chosen.options["vocabularies"] == "none"
+    # `auto` names nothing, so the documents' template settings stay as they were.
+    assert "vocabularies" not in CollectionsResource(config_path=config).plan("a.pdf").options
