@@ -26,6 +26,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from rag_assets.errors import ConfigurationError
     from rag_assets.retrieval.inputs import InvalidInput, one_line
+    from rag_assets.text.terminal import visible
 
     quiet_library_notices()
     args = build_parser().parse_args(argv)
@@ -35,11 +36,11 @@ def main(argv: list[str] | None = None) -> int:
     except (InvalidInput, ValidationError) as error:
         # A value refused at the boundary: one line naming it, never a traceback.
         message = one_line(error) if isinstance(error, ValidationError) else str(error)
-        print(f"rag-assets {args.command}: {message}", file=sys.stderr)
+        print(f"rag-assets {args.command}: {visible(message)}", file=sys.stderr)
         return 2
     except ConfigurationError as error:
         # A setting or rag_collections.yaml the command cannot run with; the message names it.
-        print(f"rag-assets {args.command}: {error}", file=sys.stderr)
+        print(f"rag-assets {args.command}: {visible(str(error))}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         # The reader left early (`| head -1`): stop quietly, as Unix tools do, with the status of a

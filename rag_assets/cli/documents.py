@@ -4,16 +4,24 @@ Dagster UI on it."""
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import signal
 import sys
 from pathlib import Path
 
 from rag_assets.cli.settings import command_settings
+from rag_assets.text.terminal import visible, visible_line
+
+
+class VisibleFormatter(logging.Formatter):
+    """Log lines on the terminal as text: a file name's escape sequence shown, not run."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return visible(super().format(record))
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
-    import logging
 
     from rag_assets.cli.progress import command_progress
     from rag_assets.interrupts import Interrupted, StopSignals
@@ -26,7 +34,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     settings, paths = command_settings(args), [Path(p) for p in args.paths]
 
     if placed := place_sample_evaluation(settings.evaluation_dir, paths):
-        print(f"the sample corpus's evaluation set is in place: {placed}", flush=True)
+        print(
+            f"the sample corpus's evaluation set is in place: {visible_line(str(placed))}",
+            flush=True,
+        )
     signum = None
     handler = None
     try:
@@ -35,7 +46,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             # Waits (for the data folder, a pool slot, the Milvus Lite file) are said at INFO on
             # stderr; made once the bars run, whose stderr prints above them.
             handler = logging.StreamHandler()
-            handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+            handler.setFormatter(VisibleFormatter("%(asctime)s %(message)s", "%H:%M:%S"))
             project_logger.addHandler(handler)
             # Unchanged since the last ingest: its receipt, without importing Dagster.
             outcomes = replay(settings, paths)
@@ -96,7 +107,7 @@ def cmd_remove(args: argparse.Namespace) -> int:
             try:
                 keys.append(resolve_doc_id(settings, document))
             except LookupError as error:
-                print(f"rag-assets remove: {error}", file=sys.stderr)
+                print(f"rag-assets remove: {visible_line(str(error))}", file=sys.stderr)
                 return 1
         milvus = MilvusResource(
             uri=settings.resolved_milvus_uri,
@@ -109,7 +120,7 @@ def cmd_remove(args: argparse.Namespace) -> int:
         for key in set(keys) & known:
             instance.delete_dynamic_partition(documents_partitions.name, key)
     for done in removed:
-        print(done.summary())
+        print(visible_line(done.summary()))
     return 0
 
 
@@ -127,7 +138,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             settings, args.collection, args.per_document, use_llm=not args.no_llm
         )
         for problem in generated.problems:
-            print(f"skipped {problem}", file=sys.stderr)
+            print(f"skipped {visible_line(str(problem))}", file=sys.stderr)
         print(generated.summary())
         return 0 if generated.questions else 1
     if args.pick_template:
@@ -135,7 +146,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
         with command_progress() as progress:
             picked = pick_template(settings, args.collection, args.templates, progress)
-        print(picked.comparison.markdown_table())
+        print(visible(picked.comparison.markdown_table()))
         print(picked.summary())
         return 0
     with command_progress() as progress:  # live bars on a terminal
@@ -146,9 +157,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         error = failure.event_specific_data.error if failure else None
         skipped = skip_reason(result)
         reason = error.message.strip() if error else f"skipped: {skipped}" if skipped else "failed"
-        print(f"rag-assets evaluate: {reason}", file=sys.stderr)
+        print(f"rag-assets evaluate: {visible(reason)}", file=sys.stderr)
         return 1
-    print(comparison.markdown_table())
+    print(visible(comparison.markdown_table()))
     print(
         f"{comparison.questions} questions over {comparison.documents} documents"
         + (
@@ -160,7 +171,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     checks = result.get_asset_check_evaluations()
     for check in checks:
         print(
-            f"check {check.check_name}: {'passed' if check.passed else 'FAILED'} {check.description or ''}"
+            f"check {check.check_name}: {'passed' if check.passed else 'FAILED'} "
+            f"{visible_line(check.description or '')}"
         )
     return 0 if all(c.passed for c in checks) else 1
 

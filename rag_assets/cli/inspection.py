@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from rag_assets.cli.settings import command_settings
+from rag_assets.text.terminal import visible, visible_line
 
 
 def cmd_chunks(args: argparse.Namespace) -> int:
@@ -17,16 +18,18 @@ def cmd_chunks(args: argparse.Namespace) -> int:
     try:
         chunks = read_chunks(settings, args.document)
     except LookupError as error:
-        print(f"rag-assets chunks: {error}", file=sys.stderr)
+        print(f"rag-assets chunks: {visible_line(str(error))}", file=sys.stderr)
         return 1
     if args.json:
         print(json.dumps([c.model_dump() for c in chunks], ensure_ascii=False, indent=2))
         return 0
     for c in chunks:
         print(
-            f"--- {c.doc_id} #{c.chunk_index} {c.chunk_type} {c.header_path} p.{c.page_start}-{c.page_end} ({c.token_count} tokens)"
+            visible_line(
+                f"--- {c.doc_id} #{c.chunk_index} {c.chunk_type} {c.header_path} p.{c.page_start}-{c.page_end} ({c.token_count} tokens)"
+            )
         )
-        print(c.text)
+        print(visible(c.text))
     return 0
 
 
@@ -42,7 +45,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(json.dumps([s.as_dict() for s in found], ensure_ascii=False, indent=2))
         return 0
     for status in found:
-        print(status.line())
+        print(visible_line(status.line()))
     failed = sum(1 for s in found if s.outcome == "FAILED")
     print(f"{len(found)} documents, {failed} failed")
     return 0
@@ -54,7 +57,7 @@ def _describe(element) -> str:
         f"-{element.page_end}" if element.page_end != element.page_start else ""
     )
     first_line = element.text.strip().splitlines()[0] if element.text.strip() else ""
-    return f"{element.type}{level:4} {pages:8} {first_line[:100]}"
+    return f"{element.type}{level:4} {pages:8} {visible_line(first_line[:100])}"
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
@@ -71,26 +74,29 @@ def cmd_parse(args: argparse.Namespace) -> int:
         )
         result = parse_file(Path(args.path), router)
     except (DocumentError, ConfigurationError, FileNotFoundError) as error:
-        print(f"rag-assets parse: {error}", file=sys.stderr)
+        print(f"rag-assets parse: {visible_line(str(error))}", file=sys.stderr)
         return 1
     doc = result.document
     if args.json:
         print(doc.model_dump_json(indent=2))
         return 0
     if args.markdown:
-        print(doc.markdown)
+        print(visible(doc.markdown))
         return 0
     print(
-        f"# {doc.source_path}: parser {result.choice.parser} {doc.parser_version} ({result.choice.reason})"
+        visible_line(
+            f"# {doc.source_path}: parser {result.choice.parser} {doc.parser_version} ({result.choice.reason})"
+        )
     )
     for note in [*result.choice.fallbacks, *result.parsed.notes]:
-        print(f"# note: {note}")
+        print(f"# note: {visible_line(note)}")
     for note in doc.metadata.get("degraded", []):
-        print(f"# degraded: {note}")
+        print(f"# degraded: {visible_line(note)}")
     print(
-        f"# {doc.page_count or 'no'} pages, {len(doc.elements)} elements, title: {doc.title or '-'}"
+        f"# {doc.page_count or 'no'} pages, {len(doc.elements)} elements, "
+        f"title: {visible_line(doc.title or '-')}"
     )
     for element in doc.elements:
         print(_describe(element))
-    print("\n" + doc.markdown)
+    print("\n" + visible(doc.markdown))
     return 0

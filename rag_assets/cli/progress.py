@@ -8,13 +8,14 @@ import sys
 from rag_assets.runner.progress import RunProgress
 from rag_assets.runner.receipt import DocumentOutcome
 from rag_assets.text.progress import CHUNKS_EMBEDDED, PAGES_PARSED, ProgressLine
+from rag_assets.text.terminal import visible_line
 
 
 class DocumentLines(RunProgress):
     """One line per document as it ends."""
 
     def document_finished(self, outcome: DocumentOutcome) -> None:
-        print(outcome.summary(), flush=True)
+        print(visible_line(outcome.summary()), flush=True)
 
 
 class LiveBars(RunProgress):
@@ -57,7 +58,7 @@ class LiveBars(RunProgress):
 
     def document_started(self, source_path: str) -> None:
         if self._documents is not None:
-            self._bars.update(self._documents, subject=source_path)
+            self._bars.update(self._documents, subject=visible_line(source_path))
         for task in self._measures.values():  # the last document's counts are not this one's
             self._bars.update(task, visible=False)
 
@@ -69,7 +70,7 @@ class LiveBars(RunProgress):
         )
 
     def document_finished(self, outcome: DocumentOutcome) -> None:
-        self._bars.console.print(outcome.summary(), markup=False, highlight=False)
+        self._bars.console.print(visible_line(outcome.summary()), markup=False, highlight=False)
         if self._documents is not None:
             self._bars.advance(self._documents)
 

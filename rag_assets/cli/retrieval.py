@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rag_assets.cli.settings import command_settings
+from rag_assets.text.terminal import visible, visible_line
 
 if TYPE_CHECKING:
     from rag_assets.retrieval.search import RetrievedHit
@@ -40,7 +41,7 @@ def cmd_query(args: argparse.Namespace) -> int:
             group_pages=args.group_pages,
         )
     except ConfigurationError as error:
-        print(f"rag-assets query: {error}", file=sys.stderr)
+        print(f"rag-assets query: {visible_line(str(error))}", file=sys.stderr)
         return 1
     if args.json:
         answer = result.model_dump(exclude={"hits"})
@@ -55,12 +56,14 @@ def cmd_query(args: argparse.Namespace) -> int:
     if result.documents is not None:
         named = result.documents
         print(
-            f"# documents named by {', '.join(repr(w) for w in named.words)} ({named.reason}): "
-            f"{', '.join(named.doc_ids)}; searched alone too (--no-infer: flat search only)"
+            visible_line(
+                f"# documents named by {', '.join(repr(w) for w in named.words)} ({named.reason}): "
+                f"{', '.join(named.doc_ids)}; searched alone too (--no-infer: flat search only)"
+            )
         )
     if result.sections:
         print(
-            f"# sections asked for: {', '.join(result.sections)}; their chunks searched "
+            f"# sections asked for: {visible_line(', '.join(result.sections))}; their chunks searched "
             "alone too (--no-infer: flat search only)"
         )
     if result.pages_grouped:
@@ -75,11 +78,15 @@ def cmd_query(args: argparse.Namespace) -> int:
         )
     for rank, hit in enumerate(result.hits, 1):
         rerank = f" rerank={hit.rerank_score:.3f}" if hit.rerank_score is not None else ""
-        print(f"[{rank}] {citation(hit)}  score={hit.score:.3f}{rerank}  found by {_ranks(hit)}")
+        print(
+            f"[{rank}] {visible_line(citation(hit))}  score={hit.score:.3f}{rerank}  found by {_ranks(hit)}"
+        )
         print(f"    {_excerpt(hit.text, 300)}")
         for other in hit.same_page[:_SAME_PAGE_SHOWN]:
             section = " / ".join(other.metadata.get("headings") or []) or other.header_path
-            print(f"    + {section}  score={other.score:.3f}  found by {_ranks(other)}")
+            print(
+                f"    + {visible_line(section)}  score={other.score:.3f}  found by {_ranks(other)}"
+            )
             print(f"      {_excerpt(other.text, 160)}")
         if len(hit.same_page) > _SAME_PAGE_SHOWN:
             more = len(hit.same_page) - _SAME_PAGE_SHOWN
@@ -92,7 +99,7 @@ def _ranks(hit: RetrievedHit) -> str:
 
 
 def _excerpt(text: str, length: int) -> str:
-    body = " ".join(text.split())
+    body = visible_line(" ".join(text.split()))
     return f"{body[:length]}{' …' if len(body) > length else ''}"
 
 
@@ -118,14 +125,14 @@ def cmd_tool(args: argparse.Namespace) -> int:
             options = tool.accepted.model_validate(values)
             results = tool.run(box, options)
     except (ConfigurationError, LookupError) as error:
-        print(f"rag-assets {args.command}: {error}", file=sys.stderr)
+        print(f"rag-assets {args.command}: {visible_line(str(error))}", file=sys.stderr)
         return 1
     if args.json:
         print(json.dumps([r.model_dump() for r in results], ensure_ascii=False, indent=2))
     elif not results:
-        print(tool.nothing(options))
+        print(visible(tool.nothing(options)))
     for result in [] if args.json else results:
-        print(tool.show(result))
+        print(visible(tool.show(result)))
     return 0
 
 
@@ -139,7 +146,10 @@ def cmd_answer(args: argparse.Namespace) -> int:
     try:
         history = read_session(session) if session and session.is_file() else []
     except ValueError as error:
-        print(f"rag-assets answer: session file {session}: {error}", file=sys.stderr)
+        print(
+            f"rag-assets answer: session file {session}: {visible_line(str(error))}",
+            file=sys.stderr,
+        )
         return 2
     settings = command_settings(args)
     threshold = {"threshold": args.threshold} if args.threshold is not None else {}
@@ -150,7 +160,7 @@ def cmd_answer(args: argparse.Namespace) -> int:
                 return 1
             result = answer(args.text, box, model_client(settings), history, **threshold)
     except ConfigurationError as error:
-        print(f"rag-assets answer: {error}", file=sys.stderr)
+        print(f"rag-assets answer: {visible_line(str(error))}", file=sys.stderr)
         return 1
     if session:
         turns = [t.model_dump() for t in [*history, result.turn()]]
@@ -159,14 +169,14 @@ def cmd_answer(args: argparse.Namespace) -> int:
         print(result.model_dump_json(indent=2))
         return 0
     if result.standalone_question != result.question:
-        print(f"# asked as: {result.standalone_question}")
-    print(result.answer)
+        print(f"# asked as: {visible_line(result.standalone_question)}")
+    print(visible(result.answer))
     if result.status == "answered":
         print()
         for c in result.citations:
-            print(f"[{c.marker}] {c.citation}")
+            print(f"[{c.marker}] {visible_line(c.citation)}")
     tools = ", ".join(f"{t.name} ({t.chosen_by}, {t.results})" for t in result.tools_used)
     print(f"\n# {result.status}; tools: {tools}; evidence {result.evidence.score:.2f}")
     for note in result.notes:
-        print(f"# note: {note}")
+        print(f"# note: {visible_line(note)}")
     return 0

@@ -5,13 +5,14 @@ from __future__ import annotations
 from dagster import MetadataValue
 
 from rag_assets.profile.model import DocumentProfile
+from rag_assets.text.terminal import visible
 
 
 def inert_markdown(text: str) -> MetadataValue:
     """Document text as markdown the UI renders, with every `<` escaped: a tag in the text (an
     escaped `&lt;img onerror=...&gt;` of the source is a literal `<img ...>` once parsed) shows
-    as text and never runs as HTML."""
-    return MetadataValue.md(text.replace("&", "&amp;").replace("<", "&lt;"))
+    as text and never runs as HTML; control characters show as escapes."""
+    return MetadataValue.md(visible(text).replace("&", "&amp;").replace("<", "&lt;"))
 
 
 def chunk_preview(records: list[dict], limit: int = 3, width: int = 400) -> MetadataValue:

@@ -135,3 +135,81 @@ def test_ingest_on_a_terminal_shows_live_bars_and_ends_with_its_summary(tmp_path
     assert "ok     pumps.md" in text
     assert text.rstrip().splitlines()[-1] == "1 of 1 documents indexed"
     assert not WARNING_LINE.search(text)
+
+
+# A title escape (the window's title), a clear-screen escape and a bell, as a document holds them.
+ESCAPES = "\x1b]0;owned\x07\x1b[2J"
+# A name that would print a forged result line of its own, in red.
+FORGED_NAME = "valves\n\x1b[31mok     forged.md"
+
+
+def _shown_as_text(out: str) -> bool:
+    return not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", out)
+
+
+@pytest.mark.slow
+def test_escapes_in_a_document_a_file_name_and_an_answer_print_as_text(
+    tmp_path, capsys, monkeypatch
+):
+    import json
+
+    from rag_assets.cli import main
+    from rag_assets_tests.support.openai_stub import Behaviour, serve_stub
+
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    (inbox / "escapes.md").write_text(
+        f"# Valve guide\n\n## Opening\n\nThe quillfeather valve opens{ESCAPES} on cold mornings.\n"
+    )
+    (inbox / FORGED_NAME).write_text("# Seals\n\nThe marrowgate seal is greased weekly.\n")
+    data = ["--data-dir", str(tmp_path / "data")]
+    assert main(["ingest", *data, str(inbox)]) == 0
+    commands = {
+        "ingest": capsys.readouterr().out,
+        "status": main(["status", *data]) or capsys.readouterr().out,
+        "query": main(["query", *data, "quillfeather valve"]) or capsys.readouterr().out,
+        "forged query": main(["query", *data, "marrowgate seal"]) or capsys.readouterr().out,
+        "section": main(["section", *data, "Opening"]) or capsys.readouterr().out,
+        "text": main(["text", *data, "quillfeather valve"]) or capsys.readouterr().out,
+    }
+    assert main(["chunks", *data]) == 0
+    commands["chunks"] = capsys.readouterr().out
+    monkeypatch.setenv("RAG_ASSETS_LLM_API_KEY", "sk-test")
+    with serve_stub() as stub:
+        monkeypatch.setenv("RAG_ASSETS_LLM_BASE_URL", stub.base_url)
+        monkeypatch.setenv("RAG_ASSETS_LLM_MODEL", "stub-model")
+        stub.respond = lambda request: Behaviour(
+            text="" if request.tool_names else f"The valve opens{ESCAPES} on cold mornings [1]."
+        )
+        assert main(["answer", *data, "When does the quillfeather valve open?"]) == 0
+        commands["answer"] = capsys.readouterr().out
+    assert {name: out for name, out in commands.items() if not _shown_as_text(out)} == {}
+    assert "opens\\x1b]0;owned\\x07\\x1b[2J on cold" in commands["query"] + commands["chunks"]
+    assert "opens\\x1b]0;owned\\x07\\x1b[2J on cold" in commands["section"] + commands["answer"]
+    # The name stays on its line: no line of output starts with what it forged.
+    for name in ("ingest", "status", "forged query"):
+        assert "valves\\n\\x1b[31mok     forged.md" in commands[name], commands[name]
+        assert not re.search(r"^\S*ok +forged", commands[name], re.MULTILINE), commands[name]
+    # --json stays exact: the name and the text as they are.
+    assert main(["query", *data, "--json", "marrowgate seal"]) == 0
+    hits = json.loads(capsys.readouterr().out)["hits"]
+    assert f"in/{FORGED_NAME}" in {hit["source_path"] for hit in hits}
+
+
+def test_a_document_line_keeps_a_forged_name_on_its_line(capsys):
+    from rag_assets.cli.progress import DocumentLines
+    from rag_assets.runner.receipt import DocumentOutcome
+
+    outcome = DocumentOutcome(doc_id="d", source_path=f"in/{FORGED_NAME}", success=True, chunks=1)
+    DocumentLines().document_finished(outcome)
+    (line,) = capsys.readouterr().out.splitlines()
+    assert line.startswith("ok     in/valves\\n\\x1b[31mok     forged.md  parser=-")
+
+
+def test_visible_shows_controls_and_keeps_the_layout():
+    from rag_assets.text.terminal import visible, visible_line
+
+    assert visible(f"a{ESCAPES}\tb\r\nc\rd\x9b") == "a\\x1b]0;owned\\x07\\x1b[2J\tb\r\nc\\x0dd\\x9b"
+    assert visible_line("report\u202efdp.exe\nnext\u2028line") == (
+        "report\\u202efdp.exe\\nnext\\u2028line"
+    )

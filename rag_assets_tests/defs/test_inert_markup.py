@@ -19,6 +19,11 @@ def test_a_tag_in_document_text_shows_as_text() -> None:
     assert "<img" not in preview and "**#0** `/Notes/`" in preview
 
 
+def test_escape_sequences_in_a_preview_show_as_text() -> None:
+    shown = inert_markdown("The valve\x1b]0;owned\x07\x1b[2J opens.\r\nIt closes.").value
+    assert shown == "The valve\\x1b]0;owned\\x07\\x1b[2J opens.\r\nIt closes."
+
+
 def test_escaped_markup_of_an_html_page_is_inert_in_the_ir_preview(tmp_path: Path) -> None:
     from rag_assets_tests.support.builders import materialize_file
 
