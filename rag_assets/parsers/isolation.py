@@ -17,12 +17,11 @@ from rag_assets.errors import DocumentError
 from rag_assets.parsers.base import ParsedDocument
 from rag_assets.parsers.build import build_parser
 from rag_assets.parsers.page_pool import (
-    MEMORY_ENV,
     TimedOut,
     WorkerDied,
-    memory_limit_mb,
     run_in_workers,
     setting,
+    worker_memory,
 )
 from rag_assets.settings.processes import ParseWorkerSettings
 
@@ -56,12 +55,12 @@ def parse_in_worker(
     except WorkerDied as error:
         raise DocumentError(
             f"{path.name}: parsing stopped, the {parser} parser's worker process died ({error}); "
-            f"a parse may use {memory_limit_mb() or 'unlimited'} MB ({MEMORY_ENV})"
+            f"a parse may use {worker_memory().describe()}"
         ) from None
     except MemoryError:
         raise DocumentError(
-            f"{path.name}: parsing stopped, it needed more than the {memory_limit_mb():g} MB a "
-            f"parse worker may use ({MEMORY_ENV})"
+            f"{path.name}: parsing stopped, it needed more than the {worker_memory().describe()} "
+            "a parse worker may use"
         ) from None
     if isinstance(result, TimedOut):
         raise DocumentError(

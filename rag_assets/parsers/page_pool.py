@@ -25,10 +25,10 @@ takes the results by key.
 
 from __future__ import annotations
 
+import logging
 import math
 import multiprocessing
 import os
-import resource
 import signal
 import threading
 import time
@@ -39,7 +39,15 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from rag_assets.errors import ConfigurationError
+from rag_assets.parsers.worker_memory import (
+    MIN_WORKER_MB,
+    MemoryLimit,
+    apply_limit,
+    worker_memory_limit,
+)
 from rag_assets.settings.processes import ParseWorkerSettings
+
+logger = logging.getLogger(__name__)
 
 # Below this many pages a PDF is one range: parsed in the calling process (starting the
 # workers costs more than the second core would save, and a range of a few pages is mostly
@@ -63,6 +71,7 @@ _pool_workers = 0
 _calls_in_flight = 0
 _idle_timer: threading.Timer | None = None  # the clock started when the last call ended
 _ahead: dict[Hashable, ReadAhead] = {}  # submitted ahead of their call, by the caller's key
+_said: set[MemoryLimit] = set()  # the lowered limits already logged
 
 T = TypeVar("T")
 
@@ -280,6 +289,21 @@ def memory_limit_mb() -> float | None:
     return setting(MEMORY_ENV, DEFAULT_MEMORY_MB, "0 (no limit) or more megabytes") or None
 
 
+def worker_memory() -> MemoryLimit:
+    """The memory limit the workers run under: the setting, or the machine's lower limit, said
+    once in the log; ConfigurationError when no worker could start under it."""
+    limit = worker_memory_limit(memory_limit_mb(), MEMORY_ENV)
+    if limit.mb is not None and limit.mb < MIN_WORKER_MB:
+        raise ConfigurationError(
+            f"parse workers need {MIN_WORKER_MB:,.0f} MB of address space to start; "
+            f"they may use {limit.describe()}"
+        )
+    if limit.bound_by and limit not in _said:
+        _said.add(limit)
+        logger.info("parse workers may use %s", limit.describe())
+    return limit
+
+
 def setting(name: str, default: float, wanted: str) -> float:
     value = os.environ.get(name, "").strip()
     if not value:
@@ -306,7 +330,7 @@ def _check_out(workers: int) -> ProcessPoolExecutor:
                 workers,
                 mp_context=multiprocessing.get_context("spawn"),
                 initializer=_init_worker,
-                initargs=(memory_limit_mb(),),
+                initargs=(worker_memory().mb,),
             )
             _pool_workers = workers
         _cancel_idle_timer()
@@ -378,8 +402,7 @@ def _init_worker(memory_mb: float | None = None) -> None:
     from rag_assets.parsers.layout_model import install_layout_model
 
     if memory_mb:
-        limit = int(memory_mb * 2**20)
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        apply_limit(memory_mb)
     _exit_when_orphaned(os.getppid())
     # Ctrl-C reaches the whole process group: the caller stops and ends its workers, which
     # would otherwise each print a KeyboardInterrupt traceback.

@@ -26,17 +26,16 @@ from rag_assets.cores import available_cores
 from rag_assets.errors import DocumentError
 from rag_assets.parsers.base import ParsedDocument
 from rag_assets.parsers.page_pool import (
-    MEMORY_ENV,
     PAGE_TIMEOUT_ENV,
     TimedOut,
     WorkerDied,
     may_start_workers,
-    memory_limit_mb,
     page_ranges,
     page_timeout,
     pending_read_ahead,
     read_ahead,
     run_in_workers,
+    worker_memory,
 )
 from rag_assets.parsers.pymupdf_pages import (
     MIN_TEXT_LAYER_CHARS,
@@ -122,8 +121,8 @@ class PyMuPDFParser:
             raise DocumentError(f"{path}: parsing stopped, a parse worker died: {error}") from None
         except MemoryError:
             raise DocumentError(
-                f"{path}: parsing stopped, a page needed more than the {memory_limit_mb():g} MB "
-                f"a parse worker may use ({MEMORY_ENV})"
+                f"{path}: parsing stopped, a page needed more than the "
+                f"{worker_memory().describe()} a parse worker may use"
             ) from None
         read = {page.page_number for r in kept for page in r.document.pages}
         lost = sorted({p + 1 for job in timed_out for p in job[1]} - read)

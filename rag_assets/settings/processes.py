@@ -48,7 +48,8 @@ class ParseWorkerSettings(EnvSettings):
     parse_memory_mb: float = Field(
         8192.0,
         description=(
-            "address space a parse worker may take; a page or document that needs more fails "
+            "address space a parse worker may take, lowered to what the process inherited "
+            "(`ulimit -v`, its cgroup's memory limit); a page or document that needs more fails "
             "its document, naming the setting, and the worker goes on; `0` = no limit"
         ),
     )

@@ -195,15 +195,9 @@ GOOD_TEXT = {
 SAMPLES = ["host-controller-spec.pdf", "operator-guide.md", "travel-policy.docx"]
 
 
-def build_corpus(root: Path) -> list[Case]:
-    """Write every case under `root`; returns what each is expected to do."""
-    files: dict[str, bytes] = {}
-    cases: list[Case] = []
-
-    def add(name: str, data: bytes, expect: str, reason: str = "", keyword: str = "") -> None:
-        files[name] = data
-        cases.append(Case(name, expect, reason, keyword))
-
+def good_documents() -> dict[str, tuple[bytes, str]]:
+    """Each good document's bytes and the word only it holds, by its path under the corpus."""
+    documents = {}
     for name, (title, sentence) in GOOD_TEXT.items():
         keyword = re.findall(r"\b(\w+(?:feather|gate|bridge|comb|marsh))\b", sentence)[0]
         paragraphs = [title, sentence, f"Nothing else in this corpus mentions {keyword}."]
@@ -218,6 +212,20 @@ def build_corpus(root: Path) -> list[Case]:
             data = _pdf([paragraphs])
         else:
             data = "\n".join(paragraphs).encode()
+        documents[name] = (data, keyword)
+    return documents
+
+
+def build_corpus(root: Path) -> list[Case]:
+    """Write every case under `root`; returns what each is expected to do."""
+    files: dict[str, bytes] = {}
+    cases: list[Case] = []
+
+    def add(name: str, data: bytes, expect: str, reason: str = "", keyword: str = "") -> None:
+        files[name] = data
+        cases.append(Case(name, expect, reason, keyword))
+
+    for name, (data, keyword) in good_documents().items():
         add(name, data, "good", keyword=keyword)
     for sample in SAMPLES:
         add(f"samples/{sample}", (REPO_ROOT / "examples" / "corpus" / sample).read_bytes(), "good")
@@ -687,6 +695,35 @@ def test_status_lists_each_document_with_outcome_chunks_and_reason(tmp_path, cap
         ("in/empty.pdf", "FAILED", []),
         ("in/guide.md", "ok", []),
     ]
+
+
+@pytest.mark.slow
+def test_an_ingest_under_an_inherited_memory_limit_below_the_setting_lands(tmp_path):
+    """Under `ulimit -v` below RAG_ASSETS_PARSE_MEMORY_MB's default, the parse workers take the
+    inherited limit (a worker asking for more would die before its first parse), and say so."""
+    import subprocess
+    import sys
+
+    corpus = tmp_path / "corpus"
+    for name, (data, _) in good_documents().items():
+        (corpus / name).parent.mkdir(parents=True, exist_ok=True)
+        (corpus / name).write_bytes(data)
+    cli = Path(sys.executable).with_name("rag-assets")
+    done = subprocess.run(
+        ["bash", "-c", 'ulimit -v 8000000 && exec "$@"', "-", str(cli), "ingest"]
+        + ["--data-dir", str(tmp_path / "data"), str(corpus)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    assert [line.split()[:2] for line in done.stdout.splitlines()[:-1]] == [
+        ["ok", f"corpus/{name}"] for name in sorted(GOOD_TEXT)
+    ]
+    assert (
+        "parse workers may use 7,812 MB (the inherited address-space limit, ulimit -v; "
+        "RAG_ASSETS_PARSE_MEMORY_MB asks for more)" in done.stderr
+    )
 
 
 def test_document_limits_name_the_limit_and_its_setting(tmp_path, monkeypatch):

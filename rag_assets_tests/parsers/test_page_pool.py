@@ -274,6 +274,58 @@ def test_a_worker_may_not_take_more_memory_than_its_limit(
         page_pool.memory_limit_mb()
 
 
+def test_the_worker_memory_limit_is_the_lowest_of_the_setting_rlimit_and_cgroup(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import resource
+
+    from rag_assets.parsers import worker_memory
+
+    setting = page_pool.MEMORY_ENV
+    unlimited = (resource.RLIM_INFINITY, resource.RLIM_INFINITY)
+    monkeypatch.setattr(worker_memory, "cgroup_memory_bytes", lambda: None)
+    monkeypatch.setattr(worker_memory.resource, "getrlimit", lambda _: unlimited)
+    assert worker_memory.worker_memory_limit(8192.0, setting).describe() == (
+        "8,192 MB (RAG_ASSETS_PARSE_MEMORY_MB)"
+    )
+    inherited = 8_000_000 * 1024  # `ulimit -v 8000000`
+    monkeypatch.setattr(worker_memory.resource, "getrlimit", lambda _: (inherited, inherited))
+    assert worker_memory.worker_memory_limit(8192.0, setting).describe() == (
+        "7,812 MB (the inherited address-space limit, ulimit -v; "
+        "RAG_ASSETS_PARSE_MEMORY_MB asks for more)"
+    )
+    assert worker_memory.worker_memory_limit(4096.0, setting).bound_by == ""
+    monkeypatch.setattr(worker_memory, "cgroup_memory_bytes", lambda: 3 * 2**30)
+    lowered = worker_memory.worker_memory_limit(None, setting)
+    assert (lowered.mb, lowered.bound_by) == (3072, "the memory limit of this process's cgroup")
+
+
+def test_cgroup_memory_ceilings_are_read_in_either_version(tmp_path: Path) -> None:
+    from rag_assets.parsers.worker_memory import cgroup_memory_bytes
+
+    assert cgroup_memory_bytes(tmp_path) is None
+    (tmp_path / "memory.max").write_text("max\n")  # v2, no ceiling
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "memory" / "memory.limit_in_bytes").write_text("9223372036854771712\n")
+    assert cgroup_memory_bytes(tmp_path) is None
+    (tmp_path / "memory.max").write_text("4294967296\n")
+    assert cgroup_memory_bytes(tmp_path) == 4 * 2**30
+    (tmp_path / "memory" / "memory.limit_in_bytes").write_text("2147483648\n")
+    assert cgroup_memory_bytes(tmp_path) == 2 * 2**30
+
+
+def test_a_memory_limit_no_worker_can_start_under_is_one_line_naming_the_setting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(page_pool.MEMORY_ENV, "500")
+    with pytest.raises(ConfigurationError) as refused:
+        page_pool.worker_memory()
+    assert str(refused.value) == (
+        "parse workers need 1,024 MB of address space to start; they may use 500 MB "
+        "(RAG_ASSETS_PARSE_MEMORY_MB)"
+    )
+
+
 def _worker_pids(workers: int) -> set[int]:
     """The pool's worker processes: enough slow jobs that every worker takes one."""
     return set(run_in_workers(workers, _pid_after, [(0.5,)] * workers * 2))
