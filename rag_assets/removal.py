@@ -33,7 +33,7 @@ from rag_assets.instance import RECEIPT
 from rag_assets.profile.llm import ProfileCache
 from rag_assets.settings import Settings
 from rag_assets.sources.inbox import scan_folder
-from rag_assets.sources.keys import check_partition_key, legacy_partition_key_for
+from rag_assets.sources.keys import check_partition_key, earlier_partition_keys_for
 from rag_assets.sources.paths import inside
 from rag_assets.storage import read_documents, read_parquet
 from rag_assets.tables.cache import VisionCache
@@ -115,8 +115,8 @@ def remove_documents(
     _remove_cache_entries(folder, removed, others)
     files = [] if keep_inbox_files else scan_folder(folder.inbox, folder.follow_symlinks).files
     for file in files:
-        # A document still stored under the key its path had before is its file's too.
-        for key in {file.partition_key, legacy_partition_key_for(file.relative_path)}:
+        # A document still stored under a key its path had before is its file's too.
+        for key in {file.partition_key, *earlier_partition_keys_for(file.relative_path)}:
             if key in removed:
                 file.path.unlink(missing_ok=True)
                 _prune_empty_parents(file.path.parent, folder.inbox)

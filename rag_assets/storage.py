@@ -15,8 +15,8 @@ from rag_assets.contracts.tabular import from_arrow
 from rag_assets.settings import Settings
 from rag_assets.sources.inbox import scan_inbox
 from rag_assets.sources.keys import (
+    earlier_partition_keys_for,
     is_valid_partition_key,
-    legacy_partition_key_for,
     partition_key_for,
 )
 from rag_assets.tables.models import TableMarkdown
@@ -43,12 +43,14 @@ def _has_chunks(settings: Settings, key: str) -> bool:
 
 
 def stored_key(settings: Settings, relative_path: str) -> str:
-    """The key an inbox file's document is stored under: its key, or the one its path had
-    before keys put the name first while the document is stored only under that (until it is
-    ingested again, `rag_assets.defs.lifecycle.retire_superseded`)."""
+    """The key an inbox file's document is stored under: its key, or one its path had under
+    an earlier scheme while the document is stored only under that (until it is ingested
+    again, `rag_assets.defs.lifecycle.retire_superseded`)."""
     key = partition_key_for(relative_path)
-    earlier = legacy_partition_key_for(relative_path)
-    return earlier if not _has_chunks(settings, key) and _has_chunks(settings, earlier) else key
+    if _has_chunks(settings, key):
+        return key
+    earlier = earlier_partition_keys_for(relative_path)
+    return next((k for k in earlier if _has_chunks(settings, k)), key)
 
 
 def resolve_doc_id(settings: Settings, document: str) -> str:

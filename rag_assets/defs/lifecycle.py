@@ -20,7 +20,7 @@ from rag_assets.defs.resources import MilvusResource
 from rag_assets.index.lite import purge_deleted_rows
 from rag_assets.removal import DataFolder, Removed
 from rag_assets.removal import remove_documents as remove_stored
-from rag_assets.sources.keys import legacy_partition_key_for
+from rag_assets.sources.keys import earlier_partition_keys_for
 
 
 def remove_documents(
@@ -67,8 +67,8 @@ def remove_documents(
 
 
 def superseded_keys(instance: DagsterInstance, documents: Mapping[str, str]) -> dict[str, str]:
-    """Partitions of a data folder ingested before keys put the file's name first: the earlier
-    key of each of `documents` (relative path -> its key) still a partition, with its key now.
+    """Partitions of a data folder ingested under an earlier key scheme: each earlier key of
+    `documents` (relative path -> its key) still a partition, with its key now.
 
     Such a document is ingested again under its key now, then the earlier one is removed like a
     deleted document (`remove_documents` keeping the file): nothing is renamed in place, so a
@@ -76,11 +76,11 @@ def superseded_keys(instance: DagsterInstance, documents: Mapping[str, str]) -> 
     document half under each key (its stored files, index rows, chunk ids and Dagster's history
     all hold the key)."""
     known = set(instance.get_dynamic_partitions(documents_partitions.name))
-    earlier = {path: legacy_partition_key_for(path) for path in documents}
     return {
-        earlier[path]: key
+        earlier: key
         for path, key in documents.items()
-        if earlier[path] != key and earlier[path] in known
+        for earlier in earlier_partition_keys_for(path)
+        if earlier != key and earlier in known
     }
 
 

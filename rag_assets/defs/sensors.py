@@ -6,9 +6,9 @@ partition that no longer exists while its file is still tracked, or its fixed co
 takes its file out of the inbox too, so it is not added again.
 
 Each tick also reports the files' and settings' new versions (see `incremental`), so the UI's
-stale status follows the inbox between runs. A document still stored under the key its path had
-before keys began with the file's name gets a partition under its key now, and the earlier one
-goes once that is indexed (`lifecycle.superseded_keys`).
+stale status follows the inbox between runs. A document still stored under a key its path had
+under an earlier key scheme gets a partition under its key now, and the earlier one goes once
+that is indexed (`lifecycle.superseded_keys`).
 
 Documents run in batches as an ingest cuts them (`defs/batches.py`), each batch's run its landing
 part; `checked_part_sensor` requests its checked part once that succeeded (`defs/landing.py`),
@@ -145,8 +145,8 @@ def build_inbox_sensor(job, folder: DataFolder, minimum_interval_seconds: int = 
             known - set(refused),
             lambda key: _last_ingested_sha(context, key),
         )
-        # A document stored under the key its path had before keys put the name first stays
-        # searchable until its run under the key now has indexed it, then goes.
+        # A document stored under a key its path had under an earlier scheme stays searchable
+        # until its run under the key now has indexed it, then goes.
         superseded = superseded_keys(
             context.instance, {f.relative_path: f.partition_key for f in scan.files}
         )

@@ -1,6 +1,6 @@
-"""A data folder ingested when keys began with the folder (`docs--canary.md-<hash>`) is read by
-this code as it is, and ingesting again (the CLI, or the inbox sensor and its run) stores each
-document once, under the key that begins with the file's name."""
+"""A data folder ingested under an earlier key scheme (the folder first, `docs--canary.md-<hash>`;
+the name then its folder, `canary.md--docs-<hash>`) is read by this code as it is, and ingesting
+again (the CLI, or the inbox sensor and its run) stores each document once, under its key now."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from rag_assets.defs.build import build_defs
 from rag_assets.instance import open_instance
 from rag_assets.runner.ingest import ingest
 from rag_assets.settings import Settings
-from rag_assets.sources.keys import legacy_partition_key_for, partition_key_for
+from rag_assets.sources.keys import earlier_partition_keys_for, partition_key_for
 from rag_assets_tests.support.sensors import inbox_sensor_tick, requested_documents
 
 pytestmark = pytest.mark.slow
@@ -26,27 +26,31 @@ DOCS = {
     "other.md": "# Pump notes\n\n## Pumps\n\nThe pump station lifts water to the reservoir.\n",
 }
 NEW = {name: partition_key_for(f"docs/{name}") for name in DOCS}
-OLD = {name: legacy_partition_key_for(f"docs/{name}") for name in DOCS}
+OLD = {name: earlier_partition_keys_for(f"docs/{name}")[0] for name in DOCS}  # folder first
+NAME_THEN_FOLDER = {name: earlier_partition_keys_for(f"docs/{name}")[1] for name in DOCS}
 
 
-@pytest.fixture(scope="module")
-def earlier(tmp_path_factory) -> Path:
-    """Both documents ingested with the earlier key function in every place that mints keys."""
-    root = tmp_path_factory.mktemp("earlier")
+def _ingest_with_keys(root: Path, keys: dict[str, str]) -> Path:
+    """Both documents ingested with an earlier key function in every place that mints keys."""
     docs = root / "docs"
-    docs.mkdir()
+    docs.mkdir(parents=True)
     for name, text in DOCS.items():
         (docs / name).write_text(text)
     settings = Settings.from_env(root / "data")
     with pytest.MonkeyPatch.context() as patch:
         for module in ("rag_assets.sources.inbox", "rag_assets.runner.ingest"):
-            patch.setattr(f"{module}.partition_key_for", legacy_partition_key_for)
+            patch.setattr(f"{module}.partition_key_for", lambda path: keys[Path(path).name])
         outcomes = ingest(settings, [docs])
     assert all(o.success for o in outcomes)
     assert sorted(open_instance(settings).get_dynamic_partitions("documents")) == sorted(
-        OLD.values()
+        keys.values()
     )
     return settings.data_dir
+
+
+@pytest.fixture(scope="module")
+def earlier(tmp_path_factory) -> Path:
+    return _ingest_with_keys(tmp_path_factory.mktemp("earlier"), OLD)
 
 
 def _copy(earlier: Path, tmp_path: Path) -> Settings:
@@ -70,12 +74,23 @@ def _stored_keys(settings: Settings) -> set[str]:
 
 def test_earlier_keys_are_read_then_ingest_stores_each_document_once(earlier, tmp_path, capsys):
     settings = _copy(earlier, tmp_path)
+    _read_then_ingest_stores_each_document_once(settings, OLD, capsys)
+
+
+def test_keys_of_the_name_then_its_folder_are_read_then_retired(tmp_path, capsys):
+    data = _ingest_with_keys(tmp_path / "earlier", NAME_THEN_FOLDER)
+    _read_then_ingest_stores_each_document_once(Settings.from_env(data), NAME_THEN_FOLDER, capsys)
+
+
+def _read_then_ingest_stores_each_document_once(
+    settings: Settings, old: dict[str, str], capsys
+) -> None:
     # Read as it is: by path, by section, by query, before anything runs again.
     assert main(["chunks", "--data-dir", str(settings.data_dir), "docs/canary.md"]) == 0
     assert CANARY in capsys.readouterr().out
     assert main(["section", "--data-dir", str(settings.data_dir), "Birds"]) == 0
     assert CANARY in capsys.readouterr().out
-    assert set(_canary_hits(settings, capsys)) == {OLD["canary.md"]}
+    assert set(_canary_hits(settings, capsys)) == {old["canary.md"]}
 
     outcomes = ingest(settings, [settings.inbox_dir / "docs"])
 

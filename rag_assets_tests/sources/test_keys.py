@@ -13,11 +13,13 @@ from rag_assets.runner.ingest import ingest, place_in_inbox
 from rag_assets.settings import Settings
 from rag_assets.sources.inbox import scan_folder
 from rag_assets.sources.keys import (
-    MAX_KEY,
+    CUT,
+    MAX_KEY_WIDTH,
     InvalidPartitionKey,
     check_partition_key,
+    earlier_partition_keys_for,
     is_valid_partition_key,
-    legacy_partition_key_for,
+    key_width,
     partition_key_for,
 )
 from rag_assets.sources.paths import UnsafePathError, inside
@@ -56,37 +58,73 @@ HOSTILE_KEYS = [
         "x" * 200 + ".md",
         "bad-\udcff-name.md",  # not valid UTF-8 (surrogateescape)
         "'quoted' \"name\", with commas.md",
+        "W" * 90 + ".docx",
     ],
 )
 def test_every_minted_key_is_valid(path):
     assert check_partition_key(partition_key_for(path)) == partition_key_for(path)
 
 
+# A folder of look-alike names, as filings cut into pages are named: what tells them apart is
+# at the end of the stem.
+LOOK_ALIKES = [
+    *(f"filings/JOHNSON_JOHNSON_2022_10K_p{page:03}.pdf" for page in range(1, 31)),
+    *(f"filings/PEPSICO_2023Q{quarter}_10Q.pdf" for quarter in (1, 2, 3)),
+    "filings/AMERICANEXPRESS_2022_10K.pdf",
+    "filings/AMERICANEXPRESS_2022_10Q.pdf",
+    "corpus/operator-guide.md",
+    "corpus/host-controller-spec.pdf",
+    "corpus/host-controller-spec-v2.pdf",
+]
+
+
+def readable(key: str) -> str:
+    return key.rsplit("-", 1)[0]
+
+
+def test_keys_tell_a_folders_look_alike_files_apart_before_their_hash():
+    keys = [partition_key_for(path) for path in LOOK_ALIKES]
+    assert len({readable(key) for key in keys}) == len(LOOK_ALIKES), keys
+    assert readable(partition_key_for("filings/JOHNSON_JOHNSON_2022_10K_p003.pdf")).endswith(
+        "_p003.pdf"
+    )
+    assert readable(partition_key_for("filings/PEPSICO_2023Q2_10Q.pdf")).endswith("Q2_10Q.pdf")
+
+
 @pytest.mark.parametrize(
     ("path", "key"),
     [
-        ("corpus/host-controller-spec.pdf", "host-controller-spec.pdf-"),  # no room for the folder
-        ("specs/manual.pdf", "manual.pdf--specs-"),
-        ("a/b/readme.md", "readme.md--b-"),
-        (
-            "corpus/a-very-long-host-controller-specification.pdf",
-            "a-very-long-host-cont.pdf-",
-        ),
-        ("specs/" + "x" * 200 + ".md", "x" * 22 + ".md-"),
-        ("top.md", "top.md-"),
+        ("specs/manual.pdf", "manual.pdf"),
+        ("a/b/readme.md", "readme.md"),
+        ("top.md", "top.md"),
+        ("corpus/host-controller-spec.pdf", f"host{CUT}ller-spec.pdf"),
+        ("corpus/operator-guide.md", f"oper{CUT}or-guide.md"),
+        ("specs/" + "x" * 200 + ".md", f"xxxx{CUT}xxxxxxx.md"),
+        ("NO_EXTENSION_BUT_A_LONG_NAME", f"NO_EX{CUT}NG_NAME"),
     ],
 )
-def test_keys_begin_with_the_file_name_and_fit_the_uis_selectors(path, key):
-    """The name first, the folder when it fits whole, the extension kept, at most 34 characters."""
+def test_every_key_is_the_name_shortened_in_its_middle_then_the_hash(path, key):
+    """One shape, whatever the folder: the stem's start and end, the extension, the hash."""
     minted = partition_key_for(path)
-    assert minted.startswith(key) and len(minted) <= MAX_KEY
-    assert minted[-8:] == legacy_partition_key_for(path)[-8:]  # the same hash of the same path
+    assert readable(minted) == key
+    assert len(minted.rsplit("-", 1)[1]) == 8
 
 
-def test_the_earlier_scheme_is_still_recognised_and_differs_only_for_folders_and_long_names():
-    assert legacy_partition_key_for("corpus/spec.pdf").startswith("corpus--spec.pdf-")
-    assert is_valid_partition_key(legacy_partition_key_for("corpus/" + "y" * 90 + ".pdf"))
-    assert legacy_partition_key_for("top.md") == partition_key_for("top.md")
+@pytest.mark.parametrize("path", [*LOOK_ALIKES, "W" * 90 + ".pdf", "m" * 40, "0" * 60 + ".md"])
+def test_keys_fit_the_narrowest_partition_list_of_the_ui(path):
+    assert key_width(partition_key_for(path)) <= MAX_KEY_WIDTH
+
+
+def test_the_earlier_schemes_are_still_recognised():
+    earlier = earlier_partition_keys_for("corpus/spec.pdf")
+    assert [k[:-8] for k in earlier] == ["corpus--spec.pdf-", "spec.pdf--corpus-"]
+    assert all(k[-8:] == partition_key_for("corpus/spec.pdf")[-8:] for k in earlier)
+    assert all(is_valid_partition_key(k) for k in earlier_partition_keys_for("c/" + "y" * 90))
+    # A key that has not changed is no earlier key.
+    assert earlier_partition_keys_for("top.md") == []
+    assert earlier_partition_keys_for("corpus/host-controller-spec.pdf")[1].startswith(
+        "host-controller-spec.pdf-"
+    )
 
 
 @pytest.mark.parametrize("key", HOSTILE_KEYS)

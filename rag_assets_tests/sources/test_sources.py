@@ -32,7 +32,8 @@ def test_partition_keys_are_sanitized_and_stable(path):
 
 def test_partition_keys_stay_unique_when_slugs_collide():
     assert partition_key_for("a b.pdf") != partition_key_for("a,b.pdf")
-    assert partition_key_for("specs/x.pdf").startswith("x.pdf--specs-")
+    assert partition_key_for("specs/x.pdf").startswith("x.pdf-")
+    assert partition_key_for("specs/x.pdf") != partition_key_for("notes/x.pdf")
 
 
 def test_formats_are_confirmed_by_content(tmp_path):
