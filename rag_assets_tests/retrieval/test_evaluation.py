@@ -165,8 +165,42 @@ def test_project_jsonl(tmp_path):
 
 def test_project_jsonl_without_relevance_names_the_line(tmp_path):
     (tmp_path / "bad.jsonl").write_text('{"id": "q1", "question": "?"}\n')
-    with pytest.raises(ConfigurationError, match="bad.jsonl:1"):
-        load_eval_sets(tmp_path)
+    (eval_set,) = load_eval_sets(tmp_path)
+    assert eval_set.questions == []
+    assert eval_set.problems == [
+        f"{tmp_path}/bad.jsonl:1: targets.0: a relevance target needs a doc, a page or an evidence "
+        "string; left out"
+    ]
+
+
+def test_a_bad_question_line_is_one_problem_and_the_rest_of_the_set_is_read(tmp_path):
+    import tracemalloc
+
+    good = {"question": "When is the seal replaced?", "doc": "a.pdf"}
+    lines = [
+        json.dumps({**good, "question": "seal " * 5_600_000}),  # 28 MB on one line
+        json.dumps({**good, "question": "seal " * 1_000}),  # over the query bound
+        "{not json",
+        json.dumps({**good, "question": "seal\x1b[2J?"}),
+        json.dumps(good),
+    ]
+    path = tmp_path / "set.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    tracemalloc.start()
+    try:
+        (eval_set,) = load_eval_sets(tmp_path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2**20  # a few lines at the bound: the 28 MB line is never held whole
+    assert [q.id for q in eval_set.questions] == ["set-5"]
+    assert eval_set.problems == [
+        f"{path}:1: the line is over 64,000 characters (a question may hold 4,000); left out",
+        f"{path}:2: question: String should have at most 4000 characters; left out",
+        f"{path}:3: not JSON (Expecting property name enclosed in double quotes: line 1 column 2 "
+        "(char 1)); left out",
+        f"{path}:4: question holds a control character; left out",
+    ]
 
 
 def test_squad_paragraphs_become_passages(tmp_path):

@@ -114,6 +114,9 @@ def retrieval_evaluation(
         sets = load_eval_sets(eval_dir) if find_eval_sets(eval_dir) else []
     except ConfigurationError as error:
         raise Failure(description=str(error), allow_retries=False) from error
+    left_out = [problem for s in sets for problem in s.problems]
+    for problem in left_out:
+        context.log.warning(problem)
     questions = [q for s in sets for q in s.questions]
     if not questions:
         reason = no_questions_reason(eval_dir)
@@ -161,6 +164,7 @@ def retrieval_evaluation(
             "documents": comparison.documents,
             "questions": comparison.questions,
             "skipped_questions": MetadataValue.json(comparison.skipped),
+            "left_out_lines": MetadataValue.json(left_out),
             "documents_without_ir": len(missing),
             "templates_used": MetadataValue.json(
                 {run.name: run.templates_used for run in comparison.runs}

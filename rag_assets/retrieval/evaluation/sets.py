@@ -11,6 +11,11 @@ Three set formats are read:
   any other row is a passage indexed as a document of its own.
 - SQuAD / CMRC 2018 JSON (`data[].paragraphs[].qas[]`): passage retrieval, each paragraph a
   document of its own and the one relevant to its questions.
+
+A question is bounded as a query is (`retrieval/inputs.py`), and a line of questions is read up
+to `MAX_QUESTION_LINE_CHARS` and no further: a bad line (too long, not JSON, a question out of
+bounds, no target) is left out with one problem naming the file, the line and what is wrong, and
+the rest of the set is evaluated.
 """
 
 from __future__ import annotations
@@ -23,12 +28,16 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
 from rag_assets.errors import ConfigurationError
 from rag_assets.language import detect_language
 from rag_assets.normalize.markdown import assemble_markdown
+from rag_assets.retrieval.inputs import MAX_QUERY_CHARS, QueryText, one_line
+
+# A question at the query bound, with room for its id, tags and evidence strings.
+MAX_QUESTION_LINE_CHARS = 16 * MAX_QUERY_CHARS
 
 
 class Target(BaseModel):
@@ -55,7 +64,7 @@ class Target(BaseModel):
 
 class EvalQuestion(BaseModel):
     id: str
-    question: str
+    question: QueryText
     language: str = ""  # detected from the text when empty
     tags: list[str] = Field(default_factory=list)
     targets: list[Target]
@@ -82,6 +91,7 @@ class EvalSet(BaseModel):
     name: str
     questions: list[EvalQuestion]
     passages: list[Passage] = Field(default_factory=list)
+    problems: list[str] = Field(default_factory=list)  # "file:line: what is wrong; left out"
 
 
 def find_eval_sets(folder: Path) -> list[Path]:
@@ -122,26 +132,66 @@ def _jsonl(path: Path) -> Iterable[tuple[int, dict]]:
                 yield number, json.loads(line)
 
 
+def _question_lines(path: Path, problems: list[str]) -> Iterable[tuple[int, dict]]:
+    """`path`'s JSON objects a line, each line read up to `MAX_QUESTION_LINE_CHARS`; a line
+    over it (skipped unread) or not a JSON object is a problem."""
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        number = 0
+        while line := handle.readline(MAX_QUESTION_LINE_CHARS + 1):
+            number += 1
+            if len(line) > MAX_QUESTION_LINE_CHARS:
+                while line and not line.endswith("\n"):  # the rest of the line, a block at a time
+                    line = handle.readline(MAX_QUESTION_LINE_CHARS)
+                problems.append(
+                    f"{path}:{number}: the line is over {MAX_QUESTION_LINE_CHARS:,} characters "
+                    f"(a question may hold {MAX_QUERY_CHARS:,}); left out"
+                )
+                continue
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError as error:
+                problems.append(f"{path}:{number}: not JSON ({error}); left out")
+                continue
+            if not isinstance(record, dict):
+                problems.append(f"{path}:{number}: not a JSON object; left out")
+                continue
+            yield number, record
+
+
+def _question(where: str, problems: list[str], **fields: Any) -> EvalQuestion | None:
+    """The question, or None with a problem saying `where` it is and what is out of bounds."""
+    try:
+        return EvalQuestion(**fields)
+    except ValidationError as error:
+        problems.append(f"{where}: {one_line(error, 'question')}; left out")
+    return None
+
+
 def load_jsonl_set(path: Path) -> EvalSet:
-    questions = []
-    for number, record in _jsonl(path):
+    questions: list[EvalQuestion] = []
+    problems: list[str] = []
+    for number, record in _question_lines(path, problems):
+        if "question" not in record:
+            problems.append(f"{path}:{number}: no question; left out")
+            continue
         targets = record.get("relevant") or [
             {k: record[k] for k in ("doc", "page", "evidence") if record.get(k) is not None}
         ]
-        try:
-            questions.append(
-                EvalQuestion(
-                    id=str(record.get("id", f"{path.stem}-{number}")),
-                    question=record["question"],
-                    language=record.get("language", ""),
-                    tags=list(record.get("tags", [])),
-                    targets=targets,
-                    set_name=path.stem,
-                )
-            )
-        except (KeyError, ValueError) as error:
-            raise ConfigurationError(f"{path}:{number}: {error}") from error
-    return EvalSet(name=path.stem, questions=questions)
+        question = _question(
+            f"{path}:{number}",
+            problems,
+            id=str(record.get("id", f"{path.stem}-{number}")),
+            question=record["question"],
+            language=record.get("language", ""),
+            tags=list(record.get("tags", [])),
+            targets=targets,
+            set_name=path.stem,
+        )
+        if question is not None:
+            questions.append(question)
+    return EvalSet(name=path.stem, questions=questions, problems=problems)
 
 
 def load_squad_set(path: Path) -> EvalSet:
@@ -149,6 +199,7 @@ def load_squad_set(path: Path) -> EvalSet:
     data = json.loads(path.read_text(encoding="utf-8"))
     passages: dict[str, Passage] = {}
     questions: list[EvalQuestion] = []
+    problems: list[str] = []
     for article in data.get("data", []):
         title = str(article.get("title", ""))
         for paragraph in article.get("paragraphs", []):
@@ -159,15 +210,19 @@ def load_squad_set(path: Path) -> EvalSet:
             for qa in paragraph.get("qas", []):
                 if qa.get("is_impossible"):
                     continue
-                questions.append(
-                    EvalQuestion(
-                        id=str(qa["id"]),
-                        question=qa["question"],
-                        targets=[Target(doc=doc_id)],
-                        set_name=path.stem,
-                    )
+                question = _question(
+                    f"{path}: question {qa['id']!r}",
+                    problems,
+                    id=str(qa["id"]),
+                    question=qa["question"],
+                    targets=[Target(doc=doc_id)],
+                    set_name=path.stem,
                 )
-    return EvalSet(name=path.stem, questions=questions, passages=list(passages.values()))
+                if question is not None:
+                    questions.append(question)
+    return EvalSet(
+        name=path.stem, questions=questions, passages=list(passages.values()), problems=problems
+    )
 
 
 def _within(root: Path, path: Path) -> Path:
@@ -206,19 +261,25 @@ def load_beir_set(folder: Path) -> EvalSet:
                 if row[1] not in corpus_targets:
                     raise ConfigurationError(f"{qrels}: corpus id {row[1]!r} is not in {corpus}")
                 relevant[row[0]].append(corpus_targets[row[1]])
-    questions = [
-        EvalQuestion(
+    problems: list[str] = []
+    questions = []
+    queries = folder / "queries.jsonl"
+    for number, query in _question_lines(queries, problems):
+        if not relevant.get(str(query.get("_id"))):
+            continue
+        question = _question(
+            f"{queries}:{number}",
+            problems,
             id=str(query["_id"]),
-            question=query["text"],
+            question=query.get("text"),
             language=query.get("metadata", {}).get("language", ""),
             tags=list(query.get("metadata", {}).get("tags", [])),
             targets=relevant[str(query["_id"])],
             set_name=folder.name,
         )
-        for _, query in _jsonl(folder / "queries.jsonl")
-        if relevant.get(str(query["_id"]))
-    ]
-    return EvalSet(name=folder.name, questions=questions, passages=passages)
+        if question is not None:
+            questions.append(question)
+    return EvalSet(name=folder.name, questions=questions, passages=passages, problems=problems)
 
 
 def passage_document(passage: Passage) -> StandardizedDocument:
