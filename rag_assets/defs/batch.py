@@ -36,6 +36,7 @@ from rag_assets.defs.dagster_private import (
     latest_materializations,
     set_partition_data_versions,
 )
+from rag_assets.defs.metadata import RAW_DOCUMENTS, source_metadata
 from rag_assets.quality.outcome import CheckOutcome
 
 T = TypeVar("T")
@@ -185,18 +186,21 @@ def emit(context: AssetExecutionContext, made: Mapping[str, DocumentStep]) -> It
     A blocking check failing for a document of a batch fails the step after the batch's results
     are recorded, naming the documents, as any failure in a batch does."""
     keys = list(made)
+    # Every step's metadata names the document's file, as raw_documents' own does.
+    asset_key = context.assets_def.key
+    sources = {} if asset_key == RAW_DOCUMENTS else source_metadata(context.instance, keys)
+    metadata = {key: {**sources.get(key, {}), **step.metadata} for key, step in made.items()}
     if len(keys) == 1:
         (step,) = made.values()
         versioned = {"data_version": step.data_version} if step.data_version else {}
-        yield Output(step.value, metadata=dict(step.metadata), **versioned)
+        yield Output(step.value, metadata=metadata[keys[0]], **versioned)
     else:
-        add_partition_metadata(context, {key: dict(step.metadata) for key, step in made.items()})
+        add_partition_metadata(context, metadata)
         set_partition_data_versions(
             context,
             {key: step.data_version.value for key, step in made.items() if step.data_version},
         )
         yield Output({key: step.value for key, step in made.items()})
-    asset_key = context.assets_def.key
     names = {found.name for step in made.values() for found in step.checks}
     for name in sorted(names):
         # The check's output, once for the step; its results are the documents' own.

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from dagster import AssetKey, RunRequest
 
 from rag_assets.defs.dagster_private import partition_tags
-from rag_assets.defs.landing import LANDING_PART, RAW, RunPart, split_parts
+from rag_assets.defs.landing import LANDING_PART, RAW, RunPart, documents_tags, split_parts
 from rag_assets.defs.resources import InboxResource
 from rag_assets.errors import DocumentError
 from rag_assets.settings.groups import BATCH_DOCUMENTS, BATCH_PAGES
@@ -81,7 +81,12 @@ def batch_request(batch: Batch, run_key: str | None, tags: Mapping[str, str]) ->
         # Named, not implied by the job: automation then knows this run executes every step
         # below a parent it updates, and requests none of them again.
         asset_selection=[AssetKey(a) for a in part.assets],
-        tags={**tags, **part.tags, **(partition_tags(keys) if len(keys) > 1 else {})},
+        tags={
+            **documents_tags([d.relative_path for d in batch.documents]),
+            **tags,
+            **part.tags,
+            **(partition_tags(keys) if len(keys) > 1 else {}),
+        },
     )
 
 

@@ -28,6 +28,17 @@ RAW = "raw_documents"
 PART_TAG = "rag_assets/part"
 LANDING_PART = "landing"
 CHECKED_PART = "checked"
+# What a run holds, in the files' names (its partition tags hold keys).
+DOCUMENTS_TAG = "rag_assets/documents"
+
+
+def documents_tags(paths: Sequence[str]) -> dict[str, str]:
+    """The run's files under the inbox: one, or a batch's first and last and how many."""
+    if not paths or not all(paths):
+        return {}
+    if len(paths) == 1:
+        return {DOCUMENTS_TAG: paths[0]}
+    return {DOCUMENTS_TAG: f"{paths[0]} … {paths[-1]} ({len(paths)} documents)"}
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dagster import MetadataValue
+from collections.abc import Sequence
+
+from dagster import AssetKey, AssetRecordsFilter, DagsterInstance, MetadataValue
 
 from rag_assets.profile.model import DocumentProfile
 from rag_assets.text.terminal import visible
@@ -43,3 +45,28 @@ def profile_metadata(profile: dict | None) -> dict[str, MetadataValue | str]:
         "identity": DocumentProfile.model_validate(profile).identity(),
         "profile": MetadataValue.json(profile),
     }
+
+
+# What raw_documents records of a document's file, shown on every step made of it.
+RAW_DOCUMENTS = AssetKey("raw_documents")
+SOURCE_LABELS = ("source_path", "size_bytes", "page_count")
+
+
+def source_metadata(instance: DagsterInstance, keys: Sequence[str]) -> dict[str, dict]:
+    """Each document's file (its path under the inbox, size and pages) as its latest
+    raw_documents materialization names it, for the documents of one step: newest first, a
+    page of records at a time, until each key has its own."""
+    found: dict[str, dict] = {}
+    records = AssetRecordsFilter(asset_key=RAW_DOCUMENTS, asset_partitions=list(keys))
+    cursor = None
+    while True:
+        page = instance.fetch_materializations(records, limit=max(len(keys), 100), cursor=cursor)
+        for record in page.records:
+            made = record.asset_materialization
+            if made and made.partition and made.partition not in found:
+                found[made.partition] = {
+                    label: made.metadata[label] for label in SOURCE_LABELS if label in made.metadata
+                }
+        if len(found) >= len(set(keys)) or not page.has_more:
+            return found
+        cursor = page.cursor

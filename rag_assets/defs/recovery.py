@@ -37,8 +37,9 @@ from rag_assets.interrupts import interruptible
 
 logger = logging.getLogger(__name__)
 
-PID_TAG = "rag_assets/pid"
-HOST_TAG = "rag_assets/host"
+# Dagster's UI and GraphQL leave out tags under `.dagster/`: these serve recovery, not a person.
+PID_TAG = ".dagster/rag_assets/pid"
+HOST_TAG = ".dagster/rag_assets/host"
 UNFINISHED = [
     DagsterRunStatus.NOT_STARTED,
     DagsterRunStatus.STARTING,

@@ -47,7 +47,7 @@ from rag_assets.defs.batches import (
 from rag_assets.defs.dagster_private import run_documents
 from rag_assets.defs.incremental import changed_observations, digest
 from rag_assets.defs.jobs import LAUNCHED_BY_TAG
-from rag_assets.defs.landing import LANDING_PART, PART_TAG, RunPart, next_part
+from rag_assets.defs.landing import DOCUMENTS_TAG, LANDING_PART, PART_TAG, RunPart, next_part
 from rag_assets.defs.lifecycle import remove_documents, superseded_keys
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import (
@@ -211,7 +211,9 @@ def build_checked_part_sensor(job):
         if part is None:
             return SkipReason(f"run {run.run_id} ran every step of {', '.join(keys)}")
         carried = {
-            k: v for k, v in run.tags.items() if k in ("rag_assets/sha256", "rag_assets/refresh")
+            k: v
+            for k, v in run.tags.items()
+            if k in ("rag_assets/sha256", "rag_assets/refresh", DOCUMENTS_TAG)
         }
         documents = tuple(PlannedDocument(k, "", (part,), 1, i) for i, k in enumerate(keys))
         return batch_request(Batch(documents, (part,)), f"{run.run_id}:{part.name}", carried)

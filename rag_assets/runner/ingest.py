@@ -30,7 +30,7 @@ from rag_assets.defs.dagster_private import (
 )
 from rag_assets.defs.incremental import plan_runs, report_changes
 from rag_assets.defs.jobs import INGEST_JOB, LAUNCHED_BY_TAG
-from rag_assets.defs.landing import RunPart
+from rag_assets.defs.landing import RunPart, documents_tags
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.recovery import process_tags, recover_dead_runs, wait_for_pools
 from rag_assets.errors import ConfigurationError, DocumentError
@@ -66,6 +66,7 @@ def _execute(
     part: RunPart,
     run_config,
     progress: RunProgress,
+    paths: list[str],
 ):
     """One run of the code location's ingest job for `part` of one document or of a batch of
     neighbouring ones (a range of partition keys), executed in this process.
@@ -84,6 +85,7 @@ def _execute(
             **job_def.run_tags,
             **partition_tags(keys),
             LAUNCHED_BY_TAG: "cli",
+            **documents_tags(paths),
             **part.tags,
             **process_tags(),
         },
@@ -369,7 +371,13 @@ class BatchRuns:
             self.engine.hold()
         started = time.monotonic()
         result = _execute(
-            self.instance, self.defs, batch.keys, part, self.run_config, self.outcomes.progress
+            self.instance,
+            self.defs,
+            batch.keys,
+            part,
+            self.run_config,
+            self.outcomes.progress,
+            [d.relative_path for d in batch.documents],
         )
         share = (time.monotonic() - started) / len(batch.documents)
         for key in batch.keys:

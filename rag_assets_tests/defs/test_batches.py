@@ -1,7 +1,13 @@
 """How an ingest's documents are cut into batch runs, and a failed batch split."""
 
-from rag_assets.defs.batches import Batch, PlannedDocument, cut_batches, split_failed
-from rag_assets.defs.landing import CHECKED_PART, LANDING_PART, RunPart
+from rag_assets.defs.batches import (
+    Batch,
+    PlannedDocument,
+    batch_request,
+    cut_batches,
+    split_failed,
+)
+from rag_assets.defs.landing import CHECKED_PART, DOCUMENTS_TAG, LANDING_PART, RunPart
 
 LANDING = RunPart(LANDING_PART, ("raw_documents", "parsed_documents"))
 CHECKED = RunPart(CHECKED_PART, ("document_chunks", "vector_index"))
@@ -75,3 +81,10 @@ def test_a_document_is_planned_with_its_parts_pages_and_whether_it_runs_alone(tm
     assert fake.alone and [p.assets for p in fake.parts] == [("raw_documents",)]
     # Fresh: nothing to run, the file not even opened.
     assert plan_document(inbox, "g", "gone.pdf", (), 6).parts == ()
+
+
+def test_a_batchs_run_names_its_files_a_documents_run_its_file():
+    batch = Batch(tuple(doc(i) for i in range(3)), WHOLE)
+    assert batch_request(batch, None, {}).tags[DOCUMENTS_TAG] == "d0.pdf … d2.pdf (3 documents)"
+    alone = Batch((doc(5),), WHOLE)
+    assert batch_request(alone, None, {}).tags[DOCUMENTS_TAG] == "d5.pdf"
