@@ -418,26 +418,45 @@ def _shown_partition_keys(dom: str) -> dict[str, str]:
     return {html.unescape(key): html.unescape(shown) for key, shown in found}
 
 
-def test_a_partition_list_shows_the_whole_key_of_a_document_in_a_folder(tmp_path):
-    """A document in a folder, with a long name: its key is the name shortened in its middle
-    and the asset's partition list shows it uncut (a key of 40 characters, as the folder-first
-    key of this path is, shows as `host-controller-sp…d--corpus-8dd36ace`)."""
+def test_a_folder_of_look_alike_names_shows_every_key_whole_and_each_partition_its_file(
+    tmp_path,
+):
+    """Files named alike but for the end of their stem, as a filing cut into pages is: the
+    asset's partition list shows every key uncut and each one's readable part its own, and a
+    partition's page names its file."""
     chromium = _chromium()
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    shutil.copyfile(DOCUMENT, corpus / "host-controller-spec.md")
+    folder = tmp_path / "filings"
+    folder.mkdir()
+    for page in (1, 2, 3, 10):
+        text = DOCUMENT.read_text().replace("Operator Guide", f"Operator Guide, part {page}")
+        (folder / f"JOHNSON_JOHNSON_2022_10K_p{page:03}.md").write_text(text)
+    shutil.copyfile(DOCUMENT, folder / "host-controller-specification.md")
     data_dir = tmp_path / "data"
-    (outcome,) = ingest(Settings(data_dir=data_dir), [corpus])
-    assert outcome.success and outcome.doc_id.startswith("host~ller-spec.md-"), outcome
+    outcomes = ingest(Settings(data_dir=data_dir), [folder])
+    assert all(o.success for o in outcomes), [o.summary() for o in outcomes]
+    keys = {o.doc_id: o.source_path for o in outcomes}
     OUTPUT.mkdir(parents=True, exist_ok=True)
     with webserver(data_dir) as port:
         assert graphql(port, "mutation { setNuxSeen }")["setNuxSeen"] is True
-        page = f"http://127.0.0.1:{port}/assets/raw_documents?view=partitions"
-        process = _render(chromium, page, OUTPUT / "partition-keys.png", 900)
-        dom, _ = process.communicate(timeout=180)
-    assert process.returncode == 0
-    (OUTPUT / "partition-keys.html").write_text(dom)
-    assert _shown_partition_keys(dom)[outcome.doc_id] == outcome.doc_id
+        base = f"http://127.0.0.1:{port}/assets"
+        key = next(k for k, path in keys.items() if path.endswith("_p003.md"))
+        pages = {
+            "partition-keys": f"{base}/raw_documents?view=partitions",
+            "partition-file": f"{base}/vector_index?view=partitions&partition={key}",
+        }
+        running = {
+            name: _render(chromium, url, OUTPUT / f"{name}.png", 1400)
+            for name, url in pages.items()
+        }
+        rendered = {name: process.communicate(timeout=180)[0] for name, process in running.items()}
+    for name, dom in rendered.items():
+        assert running[name].returncode == 0, name
+        (OUTPUT / f"{name}.html").write_text(dom)
+    shown = _shown_partition_keys(rendered["partition-keys"])
+    assert {k: shown.get(k) for k in keys} == {k: k for k in keys}
+    assert len({k.rsplit("-", 1)[0] for k in keys}) == len(keys), sorted(keys)
+    text = _visible_text(rendered["partition-file"])
+    assert f"source_path {keys[key]}" in text, text[:2000]
 
 
 # Last in the module: it removes the failed documents from the instance the other tests read.
