@@ -41,5 +41,10 @@ class DocumentLimits(EnvSettings):
         ),
     )
     max_elements: int = Field(
-        200_000, ge=1, description="an IR with more elements fails before the repairs run"
+        200_000,
+        ge=1,
+        description=(
+            "a DOCX, ODT or PPTX with more paragraphs fails before it is parsed; an IR with more "
+            "elements, before the repairs run"
+        ),
     )

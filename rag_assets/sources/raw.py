@@ -60,7 +60,7 @@ def check_document(
         check_size(source, relative_path, max_mb)
     file_format = detect_format(source)
     if limits is not None and file_format in ARCHIVE_FORMATS:
-        check_archive(source, relative_path, limits)
+        check_archive(source, relative_path, limits, file_format)
     page_count = _pdf_page_count(source) if file_format == "pdf" else None
     if limits is not None:
         check_pages(page_count, relative_path, limits)

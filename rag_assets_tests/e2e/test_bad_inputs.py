@@ -152,6 +152,30 @@ def _expanding_docx(paragraphs: int = 500_000) -> bytes:
     return buffer.getvalue()
 
 
+def _random_paragraphs_docx(paragraphs: int = 500_000) -> bytes:
+    """A valid DOCX of ~3 MB: a random word a paragraph, so it packs only ~7 times and passes
+    the archive limits; its paragraphs are what it costs (a full parse: minutes, gigabytes)."""
+    import random
+
+    words = random.Random(43).choices(range(16**8), k=paragraphs)
+    body = (
+        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
+        '<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">'
+        "<w:body>"
+        + "".join(f"<w:p><w:r><w:t>{word:08x}</w:t></w:r></w:p>" for word in words)
+        + "</w:body></w:document>"
+    )
+    buffer = io.BytesIO()
+    with (
+        zipfile.ZipFile(io.BytesIO(_docx(["seed"]))) as source,
+        zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as out,
+    ):
+        for item in source.infolist():
+            data = body.encode() if item.filename == "word/document.xml" else source.read(item)
+            out.writestr(item.filename, data)
+    return buffer.getvalue()
+
+
 def _empty_pages_pdf(pages: int) -> bytes:
     """A PDF of `pages` empty pages, written directly (a PDF library takes minutes for 20,000)."""
     objects = [
@@ -273,6 +297,13 @@ def build_corpus(root: Path) -> list[Case]:
         _expanding_docx(),
         "fail",
         r"over the limit of 100 \(RAG_ASSETS_MAX_COMPRESSION_RATIO\)",
+    )
+    add(
+        "bad/500000-random-paragraphs.docx",
+        _random_paragraphs_docx(),
+        "fail",
+        r"500,000 paragraphs, over the limit of 200,000 elements \(RAG_ASSETS_MAX_ELEMENTS\); "
+        "not parsed",
     )
     add("bad/pixel-bomb.png", _pixel_bomb_png(), "fail", "over 178,956,970 pixels")
     add(
@@ -762,6 +793,29 @@ def test_document_limits_name_the_limit_and_its_setting(tmp_path, monkeypatch):
     monkeypatch.setenv("RAG_ASSETS_MAX_ELEMENTS", "34")
     limits = Settings.from_env(tmp_path).limits
     assert (limits.max_pages, limits.max_elements) == (12, 34)
+
+
+def test_a_docx_of_too_many_paragraphs_is_refused_before_it_is_parsed(tmp_path):
+    import time
+
+    from rag_assets.errors import DocumentError
+    from rag_assets.settings.limits import DocumentLimits
+    from rag_assets.sources.raw import check_document
+
+    docx = tmp_path / "random.docx"
+    docx.write_bytes(_random_paragraphs_docx())
+    started = time.perf_counter()
+    with pytest.raises(DocumentError) as refused:
+        check_document(docx, "in/random.docx", 100, DocumentLimits())
+    assert time.perf_counter() - started < 10  # a full parse took 5 minutes
+    assert str(refused.value) == (
+        "in/random.docx: 500,000 paragraphs, over the limit of 200,000 elements "
+        "(RAG_ASSETS_MAX_ELEMENTS); not parsed"
+    )
+    with zipfile.ZipFile(docx) as archive:  # the archive limits alone would let it through
+        expanded = sum(m.file_size for m in archive.infolist())
+    assert expanded / docx.stat().st_size < 10
+    assert check_document(docx, "in/random.docx", 100, DocumentLimits(max_elements=500_001))
 
 
 def test_an_image_over_the_pixel_limit_is_refused_before_it_is_decoded(tmp_path):
