@@ -22,7 +22,6 @@ class VisibleFormatter(logging.Formatter):
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
-
     from rag_assets.cli.progress import command_progress
     from rag_assets.interrupts import Interrupted, StopSignals
     from rag_assets.runner.receipt import replay

@@ -10,6 +10,7 @@ and bounded.
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import resource
@@ -28,6 +29,7 @@ from rag_assets.index.store import MilvusIndex
 from rag_assets.normalize.repairs.furniture import restore_lone_furniture, retype_furniture
 from rag_assets.quality.index import check_self_retrieval
 from rag_assets.quality.rollback import replace_checked, replace_checked_many
+from rag_assets.text.terminal import visible_line
 from rag_assets_tests.conftest import REPO_ROOT
 
 BIG_FILE_BYTES = 150 * 2**20
@@ -217,6 +219,10 @@ GOOD_TEXT = {
     "good/notes.txt": ("Notes", "The saltmarsh antenna points north-east at 37 degrees."),
 }
 SAMPLES = ["host-controller-spec.pdf", "operator-guide.md", "travel-policy.docx"]
+# A title escape (the terminal's title), a clear-screen escape and a bell, in a document's text.
+ESCAPES = "\x1b]0;owned\x07\x1b[2J"
+# A file name that would print a result line of its own, in red.
+FORGED_NAME = "valves\n\x1b[31mok     forged.md"
 
 
 def good_documents() -> dict[str, tuple[bytes, str]]:
@@ -346,6 +352,12 @@ def build_corpus(root: Path) -> list[Case]:
     ]:
         add(f"names/{odd}", _md("Odd name", f"The file {odd[:20]!r} landed."), "land")
     add("bad/.hidden.md", _md("Hidden", "Never indexed."), "skip", "dot")
+    add(
+        "bad/escapes.md",
+        _md("Escapes", f"The lanternwick gauge reads{ESCAPES} twelve bars."),
+        "land",
+    )
+    add(f"names/{FORGED_NAME}", _md("Forged", "A name that would print a line of its own."), "land")
     for name, data in files.items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -550,7 +562,7 @@ def test_bad_inputs_fail_alone_and_good_documents_land(tmp_path, capsys):
     with capsys.disabled():
         print()
         for outcome in outcomes:
-            print("   ", outcome.summary()[:240])
+            print("   ", visible_line(outcome.summary())[:240])
     by_name = {o.source_path.removeprefix("corpus/"): o for o in outcomes}
     assert set(by_name) == {c.name for c in cases}, set(by_name) ^ {c.name for c in cases}
 
@@ -610,8 +622,8 @@ def test_bad_inputs_fail_alone_and_good_documents_land(tmp_path, capsys):
             f"({slowest.source_path})"
         )
         print(
-            f"probes beside them: tried {len(probes)} / refused in one line "
-            f"{sum(not failed for failed in probes.values())} / good lost after them 0"
+            f"probes beside them: tried {len(probes)} / held (refused in one line, printed as "
+            f"text) {sum(not failed for failed in probes.values())} / good lost after them 0"
         )
     assert {name: failed for name, failed in probes.items() if failed} == {}
     assert problems == []
@@ -644,6 +656,17 @@ YAML_PROBES = {
         "llm: {base_url: 'http://127.0.0.1:9/v1', api_key_env: HOME}\ncollections: []\n"
     ),
 }
+# Commands that print document text or names, and what each must show as text.
+OUTPUT_PROBES = {
+    "query": (["query", "lanternwick gauge"], "reads\\x1b]0;owned\\x07\\x1b[2J twelve"),
+    "chunks": (["chunks", "corpus/bad/escapes.md"], "reads\\x1b]0;owned\\x07\\x1b[2J twelve"),
+    "section": (["section", "Escapes"], "reads\\x1b]0;owned\\x07\\x1b[2J twelve"),
+    "text": (["text", "lanternwick gauge"], "reads\\x1b]0;owned\\x07\\x1b[2J twelve"),
+    "query for a forged name": (
+        ["query", "a name that would print a line of its own"],
+        "corpus/names/valves\\n\\x1b[31mok     forged.md",
+    ),
+}
 REMOVED = "good/notes.txt"  # its keyword is the removal canary
 
 
@@ -662,10 +685,38 @@ def _refused_in_one_line(args: list[str], capsys) -> str:
     return f"exit {code}: {err[-600:]}"
 
 
+def _printed_as_text(args: list[str], shown: str, capsys) -> str:
+    """ "" when the command printed `shown` and no control character; else what it printed."""
+    from rag_assets.cli import main
+
+    code = main(args)
+    out = capsys.readouterr().out
+    if code == 0 and shown in out and not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", out):
+        return ""
+    return f"exit {code}: {out[-600:]!r}"
+
+
+def _long_question_line(tmp_path: Path) -> str:
+    """ "" when an evaluation set's 28 MB question line is left out in one problem naming the
+    file, the line and the bound, and the set's other question is read."""
+    from rag_assets.retrieval.evaluation.sets import load_eval_sets
+
+    folder = tmp_path / "eval"
+    folder.mkdir()
+    good = {"question": "When does the quillfeather valve open?", "doc": "guide.md"}
+    lines = [{**good, "question": "valve " * 4_700_000}, good]
+    (folder / "set.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (found,) = load_eval_sets(folder)
+    expected = f"{folder}/set.jsonl:1: the line is over 64,000 characters"
+    if len(found.questions) == 1 and [p[: len(expected)] for p in found.problems] == [expected]:
+        return ""
+    return f"{len(found.questions)} questions, problems {found.problems}"
+
+
 def _probe_beside_the_landed(settings, tmp_path: Path, capsys) -> dict[str, str]:
-    """Each probe against the data folder the corpus landed in: refused in one line ("" in the
-    result, else what happened), and every good document is still found by its keyword after
-    them; the removed one by nothing."""
+    """Each probe against the data folder the corpus landed in: refused in one line or printed
+    as text ("" in the result, else what happened), and every good document is still found by
+    its keyword after them; the removed one by nothing."""
     from rag_assets.cli import main
 
     data = ["--data-dir", str(settings.data_dir)]
@@ -674,6 +725,9 @@ def _probe_beside_the_landed(settings, tmp_path: Path, capsys) -> dict[str, str]
         name: _refused_in_one_line([args[0], *data, *args[1:]], capsys)
         for name, args in CLI_PROBES.items()
     }
+    for name, (args, shown) in OUTPUT_PROBES.items():
+        results[f"output of {name}"] = _printed_as_text([args[0], *data, *args[1:]], shown, capsys)
+    results["28 MB evaluation question"] = _long_question_line(tmp_path)
     newcomer = tmp_path / "newcomer.md"
     newcomer.write_bytes(_md("Newcomer", "The wickerbasket hinge is oiled monthly."))
     for name, text in YAML_PROBES.items():
