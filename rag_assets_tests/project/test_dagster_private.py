@@ -204,6 +204,126 @@ def test_an_event_batch_is_one_transaction_a_shard_all_or_nothing(
         assert len(instance.fetch_materializations(AssetKey("doc"), limit=100).records) == 21
 
 
+def _planned(run_id: str, assets: list[str], partitions: int) -> list:
+    """A run's planned materializations as Dagster reports them: each asset, each partition."""
+    import time
+
+    from dagster import AssetKey
+    from dagster._core.events import AssetMaterializationPlannedData, DagsterEvent
+    from dagster._core.events import DagsterEventType as EventType
+    from dagster._core.events.log import EventLogEntry
+
+    return [
+        EventLogEntry(
+            error_info=None,
+            level="debug",
+            user_message="",
+            run_id=run_id,
+            timestamp=time.time(),
+            dagster_event=DagsterEvent(
+                EventType.ASSET_MATERIALIZATION_PLANNED.value,
+                "job",
+                event_specific_data=AssetMaterializationPlannedData(
+                    AssetKey(asset), partition=f"p{i}"
+                ),
+            ),
+        )
+        for asset in assets
+        for i in range(partitions)
+    ]
+
+
+def _stored_rows(storage, run_id: str) -> dict[str, list[tuple]]:
+    """What a storage holds of a run's events, ids and timestamps aside: its shard's rows, the
+    index's rows, and each asset's entry (its last run and whether it has an event time)."""
+    import sqlalchemy
+
+    columns = "dagster_event_type, asset_key, partition, step_key, event"
+    with storage.run_connection(run_id) as conn:
+        shard = conn.execute(sqlalchemy.text(f"SELECT {columns} FROM event_logs ORDER BY id"))
+        shard_rows = [tuple(r) for r in shard]
+    with storage.index_connection() as conn:
+        index = conn.execute(sqlalchemy.text(f"SELECT {columns} FROM event_logs ORDER BY id"))
+        index_rows = [tuple(r) for r in index]
+        entries = conn.execute(
+            sqlalchemy.text(
+                "SELECT asset_key, last_run_id, last_materialization_timestamp IS NOT NULL"
+                " FROM asset_keys ORDER BY asset_key"
+            )
+        )
+        entry_rows = [tuple(r) for r in entries]
+    return {"shard": shard_rows, "index": index_rows, "assets": entry_rows}
+
+
+def test_a_runs_planned_events_written_together_are_what_dagster_writes_one_by_one(
+    tmp_path: Path,
+) -> None:
+    import sqlalchemy
+    from dagster import DagsterInstance
+
+    events = _planned("run-a", ["parsed", "chunks"], 30) + _materializations("run-a", 2)
+    (tmp_path / "together").mkdir()
+    (tmp_path / "one-by-one").mkdir()
+    with DagsterInstance.local_temp(str(tmp_path / "together")) as instance:
+        storage = instance.event_log_storage
+        storage.store_event_batch(events[:1])  # the shards' engines exist
+        statements: list[str] = []
+        for engine in storage._kept_shard_engines.values():
+            sqlalchemy.event.listen(
+                engine, "before_cursor_execute", lambda *a: statements.append(a[2])
+            )
+        storage.store_event_batch(events[1:])
+        together = _stored_rows(storage, "run-a")
+    # Each asset's planned rows in one statement a shard, not two inserts and an update each.
+    assert len(statements) < 30
+    with DagsterInstance.local_temp(str(tmp_path / "one-by-one")) as instance:
+        for event in events:
+            instance.event_log_storage.store_event(event)
+        one_by_one = _stored_rows(instance.event_log_storage, "run-a")
+    assert len(together["index"]) == 62
+    assert together == one_by_one
+    assert ("parsed", "run-a", 1) in [(k.strip('[]"'), r, t) for k, r, t in together["assets"]]
+
+
+def _schema(path: Path) -> list[tuple]:
+    import sqlite3
+
+    with sqlite3.connect(path) as conn:
+        tables = conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall()
+        revision = conn.execute("SELECT version_num FROM alembic_version").fetchall()
+        journal = conn.execute("PRAGMA journal_mode").fetchall()
+    return [*tables, *revision, *journal]
+
+
+def test_a_new_runs_shard_is_set_up_as_dagsters_own_set_up_leaves_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dagster import DagsterInstance
+    from dagster._core.storage.sql import create_engine
+
+    with DagsterInstance.local_temp(str(tmp_path)) as instance:
+        storage = instance.event_log_storage
+        storage.store_event_batch(_materializations("run-first", 1))
+        set_up: list[object] = []
+        dagster_set_up = type(storage)._initdb
+        monkeypatch.setattr(
+            type(storage),
+            "_initdb",
+            lambda self, e, **k: set_up.append(e) or dagster_set_up(self, e, **k),
+        )
+        storage.store_event_batch(_materializations("run-new", 3))
+        monkeypatch.undo()
+        assert set_up == []  # copied, not set up through the schema and its migrations
+        made = _schema(Path(storage.path_for_shard("run-new")))
+        assert len(storage.get_logs_for_run("run-new")) == 3
+        assert not list(Path(storage.path_for_shard("run-new")).parent.glob("*.staged"))
+        engine = create_engine(f"sqlite:///{tmp_path / 'dagster.db'}")
+        storage._initdb(engine)
+        engine.dispose()
+    assert made == _schema(tmp_path / "dagster.db")
+    assert any(row[1] == "event_logs" for row in made)
+
+
 class _NothingKept(ConfigurableIOManager):
     def handle_output(self, context, obj) -> None:
         pass
