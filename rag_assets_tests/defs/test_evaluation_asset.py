@@ -196,13 +196,16 @@ def test_floors_check_passes_at_the_floor_and_fails_below_or_unmeasured():
     assert not floors_check(metrics, {"fixed/mrr@10": 0.0}).passed
 
 
-def test_the_asset_is_unpartitioned_in_its_own_group_downstream_of_the_documents(tmp_path):
+def test_the_asset_is_unpartitioned_in_its_own_group_downstream_of_the_documents_and_index(
+    tmp_path,
+):
     graph = build_defs(Settings(data_dir=tmp_path)).resolve_asset_graph()
     node = graph.get(AssetKey("retrieval_evaluation"))
     assert node.partitions_def is None and node.group_name == "evaluation"
     assert {k.to_user_string() for k in node.parent_keys} == {
         "normalized_documents",
         "table_markdown",
+        "vector_index",
         "embedding_settings",
         "index_settings",
     }

@@ -1,8 +1,8 @@
 """retrieval_evaluation: every ingested document re-chunked per template, questions scored.
 
 Not partitioned: one materialization evaluates the whole corpus, so the UI plots each
-metric over runs. It reads the documents' stored IR (not their chunks), so templates other
-than the configured one are compared on the same documents.
+metric over runs. It evaluates the documents the index holds, reading their stored IR (not
+their chunks), so templates other than the configured one are compared on the same documents.
 
 With no evaluation set in its folder there is nothing to measure: the step succeeds without
 materializing (Dagster shows the asset and its check skipped) and says why in one line.
@@ -30,6 +30,7 @@ from pydantic import Field
 
 from rag_assets.defs.assets.chunking import table_markdown
 from rag_assets.defs.assets.documents import normalized_documents
+from rag_assets.defs.assets.indexing import vector_index
 from rag_assets.defs.metadata import seconds
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import CollectionsResource, EmbeddingResource, MilvusResource
@@ -85,8 +86,15 @@ class RetrievalEvaluationConfig(Config):
             ),
         )
     },
-    # The model and the BM25 analyzer change what is measured, as the documents do.
-    deps=[normalized_documents, table_markdown, "embedding_settings", "index_settings"],
+    # The model and the BM25 analyzer change what is measured, as the documents do; the index
+    # is which documents are measured (a document indexed, re-indexed or removed changes it).
+    deps=[
+        normalized_documents,
+        table_markdown,
+        vector_index,
+        "embedding_settings",
+        "index_settings",
+    ],
     pool="milvus",
     can_subset=True,
     check_specs=[
