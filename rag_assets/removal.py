@@ -43,6 +43,9 @@ from rag_assets.templates.select import document_sha256
 
 FIGURES = "figures"
 CACHE = "cache"
+# The inbox sensor's manifests of the files it tracks (`sources.watch`), beside the instance
+# whose sensor cursor names them.
+INBOX_MANIFESTS = "inbox-manifests"
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,7 @@ class DataFolder:
     cache: Path
     storage_root: str
     receipt: Path  # the last ingest's receipt, which lists the documents it saw
+    inbox_manifests: Path
     follow_symlinks: bool = False
 
     @classmethod
@@ -66,6 +70,7 @@ class DataFolder:
             cache=settings.data_dir / CACHE,
             storage_root=settings.asset_storage_root,
             receipt=settings.dagster_home / RECEIPT,
+            inbox_manifests=settings.dagster_home / INBOX_MANIFESTS,
             follow_symlinks=settings.inbox_follow_symlinks,
         )
 

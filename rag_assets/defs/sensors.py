@@ -5,6 +5,10 @@ its file leaves the inbox or when its partition is deleted (the UI's "delete par
 partition that no longer exists while its file is still tracked, or its fixed copy still kept,
 takes its file out of the inbox too, so it is not added again.
 
+Its cursor, shown on its page, is a summary: how many files it tracks and the digest of their
+manifest (every file's size, time and sha256), kept in the Dagster home's `inbox-manifests/`
+(`sources.watch`); a cursor of the earlier form, the manifest itself, is read once.
+
 Each tick also reports the files' and settings' new versions (see `incremental`), so the UI's
 stale status follows the inbox between runs. A document still stored under a key its path had
 under an earlier key scheme gets a partition under its key now, and the earlier one goes once
@@ -13,8 +17,6 @@ that is indexed (`lifecycle.superseded_keys`).
 Documents run in batches as an ingest cuts them (`defs/batches.py`), each batch's run its landing
 part; `checked_part_sensor` requests its checked part once that succeeded (`defs/landing.py`),
 and `batch_split_sensor` splits a batch whose run failed."""
-
-import json
 
 from dagster import (
     AssetKey,
@@ -61,7 +63,7 @@ from rag_assets.defs.resources import (
 from rag_assets.removal import DataFolder
 from rag_assets.sources.inbox import scan_folder
 from rag_assets.sources.keys import is_valid_partition_key
-from rag_assets.sources.watch import TrackedFile, plan_inbox_changes
+from rag_assets.sources.watch import plan_inbox_changes, read_manifest, write_manifest
 
 
 def _last_ingested_sha(context: SensorEvaluationContext, key: str) -> str | None:
@@ -117,10 +119,7 @@ def build_inbox_sensor(job, folder: DataFolder, minimum_interval_seconds: int = 
         llm: LLMResource,
         milvus: MilvusResource,
     ) -> SensorResult:
-        previous = {
-            path: TrackedFile.model_validate(item)
-            for path, item in json.loads(context.cursor or "{}").items()
-        }
+        previous = read_manifest(context.cursor, folder.inbox_manifests)
         # Listed before the partitions are read: a copy is made only after its partition exists,
         # so a copy without one is a partition deleted, never one being added now.
         copies = folder.keys_with_copies()
@@ -182,7 +181,7 @@ def build_inbox_sensor(job, folder: DataFolder, minimum_interval_seconds: int = 
                 },
                 scan.files,
             ),
-            cursor=json.dumps({p: t.model_dump() for p, t in plan.state.items()}, sort_keys=True),
+            cursor=write_manifest(plan.state, folder.inbox_manifests, context.cursor),
         )
 
     return inbox_sensor

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from pydantic import BaseModel
 
@@ -59,3 +64,35 @@ def plan_inbox_changes(
     present = {f.partition_key for f in files}
     plan.remove_partitions = sorted(known_partitions - present)
     return plan
+
+
+# The sensor's cursor is shown on its page: a summary naming the manifest (every file tracked,
+# with its sha256), which is kept as a file of its own, named by its digest, in `folder`.
+def read_manifest(cursor: str | None, folder: Path) -> dict[str, TrackedFile]:
+    """The files a cursor tracks: its manifest's, or those a cursor of the earlier form held
+    itself (a dict by path). A manifest gone (a folder wiped) tracks none, as a first look."""
+    saved = json.loads(cursor or "{}")
+    if isinstance(saved.get("manifest"), str):
+        path = folder / f"{saved['manifest']}.json"
+        saved = json.loads(path.read_text()) if path.is_file() else {}
+    return {path: TrackedFile.model_validate(item) for path, item in saved.items()}
+
+
+def write_manifest(state: dict[str, TrackedFile], folder: Path, cursor: str | None) -> str:
+    """Keep `state` as a manifest in `folder` and return the cursor that names it. The manifest
+    `cursor` names stays until the next one is written: a tick whose cursor Dagster does not
+    store leaves the earlier cursor pointing at a manifest that is still there."""
+    text = json.dumps({p: t.model_dump() for p, t in state.items()}, sort_keys=True)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{digest}.json"
+    if not target.is_file():
+        partial = target.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(text)
+        partial.replace(target)
+    previous = json.loads(cursor or "{}").get("manifest")
+    for stale in folder.glob("*.json"):
+        if stale.stem not in (digest, previous):
+            with contextlib.suppress(FileNotFoundError):
+                stale.unlink()
+    return json.dumps({"files": len(state), "manifest": digest})

@@ -1,5 +1,7 @@
 """The inbox sensor on a real instance: adds, re-runs and removes partitions and their rows."""
 
+import json
+
 import pytest
 from dagster import DagsterInstance
 
@@ -10,7 +12,9 @@ from rag_assets.defs.landing import CHECKED_PART, LANDING_PART, PART_TAG
 from rag_assets.index.store import MilvusIndex
 from rag_assets.runner.ingest import ingest
 from rag_assets.settings import Settings
+from rag_assets.sources.inbox import scan_inbox, sha256_file
 from rag_assets.sources.keys import partition_key_for
+from rag_assets.sources.watch import TrackedFile
 from rag_assets_tests.support.sensors import (
     batch_split_tick,
     checked_part_tick,
@@ -78,6 +82,26 @@ def test_sensor_does_not_rerun_what_the_cli_already_ingested(tmp_path):
     assert outcome.success
     result = inbox_sensor_tick(defs, instance, None)
     assert result.run_requests == []
+
+
+def test_the_sensor_cursor_is_short_and_one_of_the_earlier_form_reruns_nothing(tmp_path):
+    settings, defs, instance, inbox = _project(tmp_path)
+    for name in ("a.md", "b.md"):
+        (inbox / name).write_text(f"# {name}\n\nThe document {name}.\n")
+    first = inbox_sensor_tick(defs, instance, None)
+    assert len(first.cursor) < 80 and json.loads(first.cursor)["files"] == 2
+    assert inbox_sensor_tick(defs, instance, first.cursor).run_requests == []
+
+    # A cursor holding every file itself, as the sensor kept it before: read once, no re-run.
+    earlier = {
+        f.relative_path: TrackedFile(
+            key=f.partition_key, size=f.size, mtime_ns=f.mtime_ns, sha256=sha256_file(f.path)
+        ).model_dump()
+        for f in scan_inbox(inbox)
+    }
+    migrated = inbox_sensor_tick(defs, instance, json.dumps(earlier))
+    assert migrated.run_requests == []
+    assert json.loads(migrated.cursor)["manifest"] == json.loads(first.cursor)["manifest"]
 
 
 def test_sensor_refuses_hand_added_keys_and_deletes_nothing_outside(tmp_path):

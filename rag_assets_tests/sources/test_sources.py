@@ -1,5 +1,6 @@
 """Partition keys, file formats, the raw record and the inbox change plan."""
 
+import json
 import os
 from pathlib import Path
 
@@ -10,7 +11,12 @@ from rag_assets.sources.formats import detect_format
 from rag_assets.sources.inbox import scan_inbox, sha256_file
 from rag_assets.sources.keys import is_valid_partition_key, partition_key_for
 from rag_assets.sources.raw import capture_raw_document
-from rag_assets.sources.watch import plan_inbox_changes
+from rag_assets.sources.watch import (
+    TrackedFile,
+    plan_inbox_changes,
+    read_manifest,
+    write_manifest,
+)
 
 
 @pytest.mark.parametrize(
@@ -130,3 +136,42 @@ def test_links_leading_out_of_the_inbox_are_skipped_saying_why(tmp_path):
     ]
     followed = scan_folder(inbox, follow_symlinks=True)
     assert [f.relative_path for f in followed.files] == ["inner.md", "link.md", "own.md"]
+
+
+def _tracked(count: int) -> dict[str, TrackedFile]:
+    return {
+        f"corpus/file-{i:05}.pdf": TrackedFile(
+            key=partition_key_for(f"corpus/file-{i:05}.pdf"),
+            size=1000 + i,
+            mtime_ns=10**18 + i,
+            sha256=f"{i:064x}",
+        )
+        for i in range(count)
+    }
+
+
+def test_the_inbox_cursor_is_a_short_summary_naming_its_manifest(tmp_path):
+    state = _tracked(5000)
+    cursor = write_manifest(state, tmp_path, None)
+    assert len(cursor) < 80 and json.loads(cursor)["files"] == 5000
+    assert read_manifest(cursor, tmp_path) == state
+
+    # The manifest the last cursor names stays until the next is written, older ones go.
+    second = write_manifest(_tracked(3), tmp_path, cursor)
+    assert read_manifest(cursor, tmp_path) == state
+    third = write_manifest(_tracked(4), tmp_path, second)
+    assert read_manifest(third, tmp_path) == _tracked(4)
+    assert read_manifest(second, tmp_path) == _tracked(3)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        f"{json.loads(c)['manifest']}.json" for c in (second, third)
+    )
+    # A manifest gone tracks nothing, as a first look does.
+    assert read_manifest(cursor, tmp_path) == {}
+
+
+def test_an_inbox_cursor_of_the_earlier_form_is_read_once(tmp_path):
+    state = _tracked(2) | {"manifest": TrackedFile(key="m-0", size=1, mtime_ns=1, sha256="0")}
+    earlier = json.dumps({p: t.model_dump() for p, t in state.items()}, sort_keys=True)
+    assert read_manifest(earlier, tmp_path) == state
+    cursor = write_manifest(state, tmp_path, earlier)
+    assert read_manifest(cursor, tmp_path) == state
