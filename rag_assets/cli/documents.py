@@ -190,14 +190,13 @@ def cmd_ui(args: argparse.Namespace) -> int:
         "DAGSTER_HOME": str(settings.dagster_home),
         "RAG_ASSETS_DATA_DIR": str(settings.data_dir),
     }
-    # From a checkout, `dg dev` on the project ([tool.dg] in pyproject.toml); installed, on the
-    # definitions module.
-    project = Path(__file__).resolve().parents[2]
-    target = (
-        ["--target-path", str(project)]
-        if (project / "pyproject.toml").is_file()
-        else ["-m", "rag_assets.definitions"]
-    )
+    # `dg dev` on the code location of workspace.yaml (a checkout) or on the definitions module
+    # (installed), run in the Dagster home rather than the checkout: there Dagster would say the
+    # checkout's dagster.yaml is ignored (the home holds a copy of it), and dg would check the
+    # project's virtual environment and components, notices for editing the project that ask
+    # nothing of whoever opens the UI.
+    workspace = Path(__file__).resolve().parents[2] / "workspace.yaml"
+    target = ["-w", str(workspace)] if workspace.is_file() else ["-m", "rag_assets.definitions"]
     command = [
         sys.executable,
         "-m",
@@ -209,4 +208,4 @@ def cmd_ui(args: argparse.Namespace) -> int:
         str(args.port),
         *target,
     ]
-    return supervise(command, env)
+    return supervise(command, env, cwd=settings.dagster_home)
