@@ -31,8 +31,6 @@ logger = logging.getLogger(__name__)
 REPO_INSTANCE_YAML = Path(__file__).resolve().parents[1] / "dagster.yaml"
 SETUP_LOCK = ".setup.lock"
 INGEST_LOCK = ".ingest.lock"
-# The last ingest's receipt (runner/receipt.py), read without importing Dagster.
-RECEIPT = "ingest-receipt.json"
 INGEST_OWNER = ".ingest.owner"  # who holds INGEST_LOCK, for the waiting process's message
 WAIT_POLL_S = 2.0
 # The folder's event log storage (defs/event_log_storage.py), named in its dagster.yaml by the

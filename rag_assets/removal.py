@@ -29,7 +29,6 @@ from upath import UPath
 
 from rag_assets.contracts.tabular import from_arrow
 from rag_assets.index.store import MilvusIndex
-from rag_assets.instance import RECEIPT
 from rag_assets.profile.llm import ProfileCache
 from rag_assets.settings import Settings
 from rag_assets.sources.inbox import scan_folder
@@ -69,7 +68,7 @@ class DataFolder:
             figures=settings.data_dir / FIGURES,
             cache=settings.data_dir / CACHE,
             storage_root=settings.asset_storage_root,
-            receipt=settings.dagster_home / RECEIPT,
+            receipt=settings.receipt_path,
             inbox_manifests=settings.dagster_home / INBOX_MANIFESTS,
             follow_symlinks=settings.inbox_follow_symlinks,
         )

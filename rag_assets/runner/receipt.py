@@ -24,7 +24,7 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from rag_assets.instance import RECEIPT, hold_data_folder, storage_elsewhere
+from rag_assets.instance import hold_data_folder, storage_elsewhere
 from rag_assets.settings import Settings
 from rag_assets.sources.inbox import (
     SkippedFile,
@@ -186,7 +186,7 @@ def write_receipt(
         "digest": digest,
         "outcomes": [asdict(o) for o in outcomes],
     }
-    (settings.dagster_home / RECEIPT).write_text(json.dumps(receipt))
+    settings.receipt_path.write_text(json.dumps(receipt))
 
 
 def replay(settings: Settings, paths: list[Path]) -> list[DocumentOutcome] | None:
@@ -197,7 +197,7 @@ def replay(settings: Settings, paths: list[Path]) -> list[DocumentOutcome] | Non
             paths, settings.inbox_dir, settings.inbox_follow_symlinks
         )
         try:
-            receipt = json.loads((settings.dagster_home / RECEIPT).read_text())
+            receipt = json.loads(settings.receipt_path.read_text())
         except (OSError, ValueError):
             return None
         if receipt.get("paths") != relative_paths:

@@ -80,6 +80,11 @@ class Settings(
         return self.data_dir / "dagster"
 
     @property
+    def receipt_path(self) -> Path:
+        """The last ingest's receipt (runner/receipt.py): what it saw, read without Dagster."""
+        return self.dagster_home / "ingest-receipt.json"
+
+    @property
     def evaluation_dir(self) -> Path:
         return self.eval_dir or self.data_dir / "eval"
 

@@ -1,11 +1,12 @@
-"""The package's layers hold: the import-linter contract in pyproject.toml (each layer imports
-only from the layers below it), and no module imports one that imports it back, at module
-level or inside a function."""
+"""The package's layers hold: the import-linter contracts in pyproject.toml (each layer imports
+only from the layers below it; Dagster only where the skin is), and no module imports one that
+imports it back, at module level or inside a function."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import grimp
@@ -19,6 +20,24 @@ def test_the_layers_contract_is_kept() -> None:
         [str(linter), "--no-cache"], cwd=REPO_ROOT, capture_output=True, text=True, check=False
     )
     assert result.returncode == 0, result.stdout[-4000:]
+
+
+# Where Dagster may be imported (README, docs/index.md and docs/contributing.md say the same).
+DAGSTER_ALLOWED = {"cli", "definitions", "defs", "instance", "runner"}
+
+
+def test_every_module_outside_the_skin_is_forbidden_dagster() -> None:
+    """A new top-level module is plain Python until it is named here and in the docs."""
+    contracts = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    (forbidden,) = [c for c in contracts["contracts"] if c["type"] == "forbidden"]
+    package = REPO_ROOT / "rag_assets"
+    top_level = {
+        p.stem for p in package.iterdir() if p.suffix == ".py" or (p / "__init__.py").is_file()
+    } - {"__init__"}
+    assert set(forbidden["source_modules"]) == {
+        f"rag_assets.{name}" for name in top_level - DAGSTER_ALLOWED
+    }
+    assert "dagster" in forbidden["forbidden_modules"]
 
 
 def import_cycles(graph: grimp.ImportGraph) -> list[list[str]]:

@@ -11,7 +11,7 @@ from dagster import AssetObservation, DagsterEventType
 from dagster._core.definitions.data_version import DATA_VERSION_TAG
 
 from rag_assets.cli import main
-from rag_assets.instance import RECEIPT, open_instance
+from rag_assets.instance import open_instance
 from rag_assets.runner.ingest import ingest
 from rag_assets.runner.receipt import replay
 from rag_assets.settings import Settings
@@ -53,11 +53,11 @@ def test_an_unchanged_reingest_imports_no_model_and_its_receipt_no_dagster(tmp_p
     assert not imported & (HEAVY | DAGSTER), imported & (HEAVY | DAGSTER)
 
     # Without the receipt Dagster's stale status decides, with the same lines and no model.
-    (data / "dagster" / RECEIPT).unlink()
+    Settings(data_dir=data).receipt_path.unlink()
     decided, imported = cli_ingest(data, guide)
     assert decided == replayed
     assert "dagster" in imported and not imported & HEAVY, imported & HEAVY
-    assert (data / "dagster" / RECEIPT).is_file()
+    assert Settings(data_dir=data).receipt_path.is_file()
 
 
 def test_the_receipt_is_void_once_anything_it_was_read_from_changes(tmp_path, monkeypatch):
