@@ -25,9 +25,9 @@ from rag_assets.defs.dagster_private import (
     get_auto_materialize_paused,
     set_auto_materialize_paused,
 )
-from rag_assets.defs.incremental import OBSERVED_SOURCES
 from rag_assets.defs.jobs import LAUNCHED_BY_TAG
 from rag_assets.defs.landing import LANDING_PART, PART_TAG
+from rag_assets.defs.observed_sources import OBSERVED_SOURCES
 
 # A parent updated by a run that did not execute this asset, since this asset last ran or was
 # requested. Dagster's any_deps_updated, leaving out landing runs, whose next part the CLI or

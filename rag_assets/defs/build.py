@@ -12,10 +12,9 @@ from rag_assets.defs.assets.documents import normalized_documents, parsed_docume
 from rag_assets.defs.assets.evaluation import EvaluationResource, retrieval_evaluation
 from rag_assets.defs.assets.indexing import chunk_embeddings, vector_index
 from rag_assets.defs.automation import automation_sensor, eager
-from rag_assets.defs.incremental import observed_sources
 from rag_assets.defs.io_managers import JsonIOManagerFactory, ParquetIOManagerFactory
 from rag_assets.defs.jobs import evaluate_retrieval, ingest_documents
-from rag_assets.defs.recovery import recovery_sensor
+from rag_assets.defs.observed_sources import observed_sources
 from rag_assets.defs.resources import (
     CollectionsResource,
     EmbeddingResource,
@@ -29,6 +28,7 @@ from rag_assets.defs.sensors import (
     build_batch_split_sensor,
     build_checked_part_sensor,
     build_inbox_sensor,
+    recovery_sensor,
 )
 from rag_assets.errors import ConfigurationError
 from rag_assets.llm.settings import LLMSettings

@@ -7,7 +7,7 @@ are set up in the run worker. Dagster itself fails a launched run whose worker d
 code server that started it lives on, but not one whose code server died with it (`dagster dev`
 killed, the machine's OOM killer), and its daemon's run monitoring cannot check a worker of the
 DefaultRunLauncher. So before the CLI starts a run, and every minute in the daemon
-(`recovery_sensor`), this host's runs whose process is gone are marked failed and every slot
+(`recovery_sensor`, defs/sensors.py), this host's runs whose process is gone are marked failed and every slot
 held by a run that is not running any more is freed. Waiting for a slot another live run holds
 is logged at INFO with the pool and the run, and sleeps, so SIGINT and SIGTERM end it.
 """
@@ -20,18 +20,8 @@ import socket
 import time
 from collections.abc import Iterable
 
-from dagster import (
-    DagsterInstance,
-    DagsterRunStatus,
-    DefaultSensorStatus,
-    InitResourceContext,
-    RunsFilter,
-    SensorEvaluationContext,
-    SkipReason,
-    sensor,
-)
+from dagster import DagsterInstance, DagsterRunStatus, InitResourceContext, RunsFilter
 
-from rag_assets.defs.automation import show_automation_state
 from rag_assets.instance import process_alive
 from rag_assets.interrupts import interruptible
 
@@ -99,24 +89,6 @@ def recover_dead_runs(instance: DagsterInstance) -> list[str]:
             storage.free_concurrency_slots_for_run(run_id)
             logger.info("freed the pool slots of run %s, which is not running", run_id)
     return recovered
-
-
-@sensor(
-    minimum_interval_seconds=60,
-    default_status=DefaultSensorStatus.RUNNING,
-    description="Fails this host's runs whose process is gone and frees their pool slots, so a "
-    "run killed with its code server (`rag-assets ui` killed) does not hold the queue; sets the "
-    "UI's Auto-materialize tag to whether automation_sensor runs.",
-)
-def recovery_sensor(context: SensorEvaluationContext) -> SkipReason:
-    recovered = recover_dead_runs(context.instance)
-    # The UI's "Auto-materialize on/off" tag follows automation_sensor started or stopped since.
-    show_automation_state(context.instance)
-    return SkipReason(
-        f"failed the runs whose process is gone: {', '.join(recovered)}"
-        if recovered
-        else "no run of this host has lost its process"
-    )
 
 
 def _describe(instance: DagsterInstance, run_ids: Iterable[str]) -> str:

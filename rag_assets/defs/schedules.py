@@ -14,7 +14,7 @@ from dagster import (
 
 from rag_assets.defs.assets.evaluation import EvaluationResource, no_questions_reason
 from rag_assets.defs.batches import batch_request, cut_batches, partition_positions, plan_document
-from rag_assets.defs.incremental import plan_runs, report_changes
+from rag_assets.defs.change_reports import report_changes
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.resources import (
     CollectionsResource,
@@ -24,6 +24,7 @@ from rag_assets.defs.resources import (
     MilvusResource,
     ParserResource,
 )
+from rag_assets.defs.run_plan import plan_runs
 from rag_assets.retrieval.evaluation.sets import find_eval_sets
 from rag_assets.sources.inbox import scan_folder
 

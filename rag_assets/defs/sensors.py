@@ -9,14 +9,18 @@ Its cursor, shown on its page, is a summary: how many files it tracks and the di
 manifest (every file's size, time and sha256), kept in the Dagster home's `inbox-manifests/`
 (`sources.watch`); a cursor of the earlier form, the manifest itself, is read once.
 
-Each tick also reports the files' and settings' new versions (see `incremental`), so the UI's
+Each tick also reports the files' and settings' new versions (`change_reports`), so the UI's
 stale status follows the inbox between runs. A document still stored under a key its path had
 under an earlier key scheme gets a partition under its key now, and the earlier one goes once
 that is indexed (`lifecycle.superseded_keys`).
 
 Documents run in batches as an ingest cuts them (`defs/batches.py`), each batch's run its landing
 part; `checked_part_sensor` requests its checked part once that succeeded (`defs/landing.py`),
-and `batch_split_sensor` splits a batch whose run failed."""
+and `batch_split_sensor` splits a batch whose run failed.
+
+`recovery_sensor` is the daemon's housekeeping each minute: it fails this host's runs whose
+process is gone (`defs/recovery.py`) and sets the UI's Auto-materialize tag to whether
+`automation_sensor` runs (`defs/automation.py`)."""
 
 from dagster import (
     AssetKey,
@@ -36,6 +40,7 @@ from dagster import (
 )
 
 from rag_assets.defs.assets import PIPELINE
+from rag_assets.defs.automation import show_automation_state
 from rag_assets.defs.batch import failed_documents
 from rag_assets.defs.batches import (
     Batch,
@@ -46,12 +51,14 @@ from rag_assets.defs.batches import (
     plan_document,
     split_failed,
 )
+from rag_assets.defs.change_reports import changed_observations
 from rag_assets.defs.dagster_private import run_documents
-from rag_assets.defs.incremental import changed_observations, digest
+from rag_assets.defs.data_versions import digest
 from rag_assets.defs.jobs import LAUNCHED_BY_TAG
 from rag_assets.defs.landing import DOCUMENTS_TAG, LANDING_PART, PART_TAG, RunPart, next_part
 from rag_assets.defs.lifecycle import remove_documents, superseded_keys
 from rag_assets.defs.partitions import documents_partitions
+from rag_assets.defs.recovery import recover_dead_runs
 from rag_assets.defs.resources import (
     CollectionsResource,
     EmbeddingResource,
@@ -258,3 +265,21 @@ def build_batch_split_sensor(job):
         ]
 
     return batch_split_sensor
+
+
+@sensor(
+    minimum_interval_seconds=60,
+    default_status=DefaultSensorStatus.RUNNING,
+    description="Fails this host's runs whose process is gone and frees their pool slots, so a "
+    "run killed with its code server (`rag-assets ui` killed) does not hold the queue; sets the "
+    "UI's Auto-materialize tag to whether automation_sensor runs.",
+)
+def recovery_sensor(context: SensorEvaluationContext) -> SkipReason:
+    recovered = recover_dead_runs(context.instance)
+    # The UI's "Auto-materialize on/off" tag follows automation_sensor started or stopped since.
+    show_automation_state(context.instance)
+    return SkipReason(
+        f"failed the runs whose process is gone: {', '.join(recovered)}"
+        if recovered
+        else "no run of this host has lost its process"
+    )

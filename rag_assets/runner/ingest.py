@@ -21,6 +21,7 @@ from rag_assets.defs.batches import (
     split_failed,
 )
 from rag_assets.defs.build import build_defs
+from rag_assets.defs.change_reports import report_changes
 from rag_assets.defs.dagster_private import (
     execute_in_process,
     job_origins,
@@ -28,11 +29,11 @@ from rag_assets.defs.dagster_private import (
     partition_tags,
     pop_captured_interrupt,
 )
-from rag_assets.defs.incremental import plan_runs, report_changes
 from rag_assets.defs.jobs import INGEST_JOB, LAUNCHED_BY_TAG
 from rag_assets.defs.landing import RunPart, documents_tags
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.recovery import process_tags, recover_dead_runs, wait_for_pools
+from rag_assets.defs.run_plan import plan_runs
 from rag_assets.errors import ConfigurationError, DocumentError
 from rag_assets.index.lite import LiteHold
 from rag_assets.instance import hold_data_folder, open_instance

@@ -15,7 +15,8 @@ from dagster._time import get_current_datetime
 
 from rag_assets.defs.assets import PIPELINE
 from rag_assets.defs.build import build_defs
-from rag_assets.defs.incremental import _fresh_documents, plan_runs, report_changes
+from rag_assets.defs.change_reports import report_changes
+from rag_assets.defs.run_plan import _fresh_documents, plan_runs
 from rag_assets.runner.ingest import ingest
 from rag_assets.settings import Settings
 from rag_assets.sources.inbox import scan_folder

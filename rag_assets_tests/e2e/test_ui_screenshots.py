@@ -25,7 +25,7 @@ from rag_assets.defs.assets import PIPELINE
 from rag_assets.defs.assets.evaluation import EVALUATION, FLOORS_CHECK
 from rag_assets.defs.dagster_private import run_documents
 from rag_assets.defs.landing import PART_TAG
-from rag_assets.defs.recovery import recovery_sensor
+from rag_assets.defs.sensors import recovery_sensor
 from rag_assets.instance import open_instance
 from rag_assets.runner.evaluation import evaluate
 from rag_assets.runner.ingest import DocumentOutcome, ingest

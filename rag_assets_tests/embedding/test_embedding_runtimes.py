@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 
 from rag_assets.cores import available_cores
-from rag_assets.defs.incremental import SHARED, digest
+from rag_assets.defs.data_versions import digest
+from rag_assets.defs.observed_sources import SHARED
 from rag_assets.defs.resources import EmbeddingResource
 from rag_assets.embedding.models import (
     Embedder,

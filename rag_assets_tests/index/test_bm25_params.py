@@ -9,7 +9,8 @@ from types import SimpleNamespace
 import pytest
 from pydantic import ValidationError
 
-from rag_assets.defs.incremental import SHARED, digest
+from rag_assets.defs.data_versions import digest
+from rag_assets.defs.observed_sources import SHARED
 from rag_assets.defs.resources import EmbeddingResource, MilvusResource
 from rag_assets.errors import ConfigurationError
 from rag_assets.index.rows import IndexRow

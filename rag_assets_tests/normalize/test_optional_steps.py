@@ -12,7 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from rag_assets.contracts.ir import DocumentElement
-from rag_assets.defs.incremental import SHARED
+from rag_assets.defs.observed_sources import SHARED
 from rag_assets.defs.resources import ParserResource
 from rag_assets.normalize import repairs
 from rag_assets.normalize.repairs import REPAIRS, repair_document

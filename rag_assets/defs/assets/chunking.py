@@ -13,7 +13,7 @@ from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.contracts.tabular import from_arrow, to_arrow, to_records
 from rag_assets.defs.batch import CheckFound, DocumentStep, StepLog, per_document
 from rag_assets.defs.checks import CHUNK_CHECKS, COVERAGE_CHECKS, specs
-from rag_assets.defs.incremental import arrow_version
+from rag_assets.defs.data_versions import arrow_version
 from rag_assets.defs.metadata import chunk_preview, degraded_metadata, inert_markdown, seconds
 from rag_assets.defs.partitions import document_batches, documents_partitions
 from rag_assets.defs.resources import (

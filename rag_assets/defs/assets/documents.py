@@ -7,7 +7,7 @@ from dagster import AssetExecutionContext, Failure, MetadataValue, asset
 
 from rag_assets.contracts.ir import FURNITURE_TYPES
 from rag_assets.defs.batch import DocumentStep, StepLog, per_document
-from rag_assets.defs.incremental import content_version
+from rag_assets.defs.data_versions import content_version
 from rag_assets.defs.metadata import degraded_metadata, inert_markdown, profile_metadata, seconds
 from rag_assets.defs.partitions import document_batches, documents_partitions
 from rag_assets.defs.resources import (
