@@ -108,14 +108,7 @@ def cmd_remove(args: argparse.Namespace) -> int:
             except LookupError as error:
                 print(f"rag-assets remove: {visible_line(str(error))}", file=sys.stderr)
                 return 1
-        milvus = MilvusResource(
-            uri=settings.resolved_milvus_uri,
-            token=settings.milvus_token,
-            text_analyzer=settings.text_analyzer,
-            bm25_k1=settings.bm25_k1,
-            bm25_b=settings.bm25_b,
-        )
-        removed = remove_documents(instance, folder, milvus, keys)
+        removed = remove_documents(instance, folder, MilvusResource.of(settings), keys)
         for key in set(keys) & known:
             instance.delete_dynamic_partition(documents_partitions.name, key)
     for done in removed:

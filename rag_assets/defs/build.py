@@ -9,16 +9,22 @@ from pydantic import ValidationError
 
 from rag_assets.defs.assets.chunking import document_chunks, table_markdown
 from rag_assets.defs.assets.documents import normalized_documents, parsed_documents, raw_documents
-from rag_assets.defs.assets.evaluation import EvaluationResource, retrieval_evaluation
+from rag_assets.defs.assets.evaluation import (
+    EvaluationResource,
+    FusionConfig,
+    retrieval_evaluation,
+)
 from rag_assets.defs.assets.indexing import chunk_embeddings, vector_index
 from rag_assets.defs.automation import automation_sensor, eager
 from rag_assets.defs.io_managers import JsonIOManagerFactory, ParquetIOManagerFactory
 from rag_assets.defs.jobs import evaluate_retrieval, ingest_documents
 from rag_assets.defs.observed_sources import observed_sources
 from rag_assets.defs.resources import (
+    ChunkingConfig,
     CollectionsResource,
     EmbeddingResource,
     InboxResource,
+    LLMConfig,
     LLMResource,
     MilvusResource,
     ParserResource,
@@ -34,6 +40,7 @@ from rag_assets.errors import ConfigurationError
 from rag_assets.llm.settings import LLMSettings
 from rag_assets.removal import DataFolder
 from rag_assets.settings import Settings
+from rag_assets.settings.groups import ChunkingSettings
 from rag_assets.sources.collections import load_collections
 from rag_assets.sources.template_picks import PICKS_FILE
 
@@ -63,6 +70,7 @@ def llm_settings(settings: Settings) -> LLMSettings:
 
 def build_defs(settings: Settings) -> Definitions:
     root = settings.asset_storage_root.rstrip("/")
+    llm = llm_settings(settings)
     return Definitions(
         assets=[
             *observed_sources,
@@ -115,34 +123,28 @@ def build_defs(settings: Settings) -> Definitions:
             "collections": CollectionsResource(
                 config_path=str(settings.collections_path),
                 parser=settings.parser,
-                template=settings.template,
-                max_tokens=settings.chunk_max_tokens,
-                overlap_tokens=settings.chunk_overlap_tokens,
-                vocabularies=settings.vocabularies,
+                chunking=ChunkingConfig(**settings.group(ChunkingSettings).model_dump()),
                 force_parser=settings.force_parser,
                 force_template=settings.force_template,
-                coverage_floor=settings.chunk_coverage_floor,
                 picks_path=str(settings.data_dir / PICKS_FILE),
             ),
             "embedding": EmbeddingResource(
                 model=settings.embedding_model, runtime=settings.embedding_runtime
             ),
             "llm": LLMResource(
-                **{
-                    **llm_settings(settings).model_dump(),
-                    "base_url": _secret(llm_settings(settings).base_url, "RAG_ASSETS_LLM_BASE_URL"),
-                },
+                endpoint=LLMConfig(
+                    **{
+                        **llm.model_dump(),
+                        "base_url": _secret(llm.base_url, "RAG_ASSETS_LLM_BASE_URL"),
+                    }
+                ),
                 cache_dir=str(settings.data_dir / "cache"),
             ),
             "evaluation": EvaluationResource(
-                eval_dir=str(settings.evaluation_dir), storage_root=root
+                eval_dir=str(settings.evaluation_dir),
+                storage_root=root,
+                fusion=FusionConfig(**settings.fusion.model_dump()),
             ),
-            "milvus": MilvusResource(
-                uri=_secret(settings.resolved_milvus_uri, "RAG_ASSETS_MILVUS_URI"),
-                token=_secret(settings.milvus_token, "RAG_ASSETS_MILVUS_TOKEN"),
-                text_analyzer=settings.text_analyzer,
-                bm25_k1=settings.bm25_k1,
-                bm25_b=settings.bm25_b,
-            ),
+            "milvus": MilvusResource.of(settings, _secret),
         },
     )

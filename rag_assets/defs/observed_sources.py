@@ -99,8 +99,9 @@ def _embedding_settings(r) -> Reading:
 
 
 def _index_settings(r) -> Reading:
-    bm25 = (r.milvus.bm25_k1, r.milvus.bm25_b)
-    values = {"uri": r.milvus.uri, "analyzer": r.milvus.text_analyzer, "model": r.embedding.model}
+    index = r.milvus.index
+    bm25 = (index.bm25_k1, index.bm25_b)
+    values = {"uri": r.milvus.uri, "analyzer": index.text_analyzer, "model": r.embedding.model}
     # The engine's own k1 and b keep the version indexes had before these were settings.
     reading = _settings(values | ({"bm25": list(bm25)} if bm25 != ENGINE_BM25 else {}))
     # The URI may carry credentials: hashed into the version, shown redacted.

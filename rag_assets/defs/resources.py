@@ -1,15 +1,28 @@
-"""Dagster resources: thin, configurable handles on the plain-Python services."""
+"""Dagster resources: thin, configurable handles on the plain-Python services.
+
+A resource that reads a settings group takes it whole, as a config class made from the group
+(`group_config`): the group is the one source of each field's default and description."""
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from dagster import ConfigurableResource
-from pydantic import PrivateAttr
+from dagster import Config, ConfigurableResource, EnvVar
+from pydantic import Field, PrivateAttr, create_model
 
+from rag_assets.llm.settings import LLMSettings
 from rag_assets.parsers.routing import ParserRouter
-from rag_assets.settings.groups import BATCH_DOCUMENTS, BATCH_PAGES
+from rag_assets.settings import Settings
+from rag_assets.settings.base import EnvSettings
+from rag_assets.settings.groups import (
+    BATCH_DOCUMENTS,
+    BATCH_PAGES,
+    DEFAULT_RUNTIME,
+    ChunkingSettings,
+    IndexSettings,
+    ParsingSettings,
+)
 from rag_assets.settings.limits import DocumentLimits
 from rag_assets.sources.collections import (
     DocumentPlan,
@@ -18,6 +31,27 @@ from rag_assets.sources.collections import (
     plan_document,
 )
 from rag_assets.sources.template_picks import load_picks
+
+
+def group_config(group: type[EnvSettings]) -> type[Config]:
+    """A Dagster config class with the group's fields, defaults and descriptions (the group's
+    own model validates the values when a resource builds it)."""
+    fields = {
+        name: (
+            field.annotation,
+            Field(default_factory=field.default_factory, description=field.description)
+            if field.default_factory
+            else Field(field.default, description=field.description),
+        )
+        for name, field in group.model_fields.items()
+    }
+    name = group.__name__.removesuffix("Settings") + "Config"
+    return create_model(name, __base__=Config, **fields)  # type: ignore[call-overload]
+
+
+ChunkingConfig = group_config(ChunkingSettings)
+IndexConfig = group_config(IndexSettings)
+LLMConfig = group_config(LLMSettings)
 
 
 class InboxResource(ConfigurableResource):
@@ -79,25 +113,26 @@ class CollectionsResource(ConfigurableResource):
     """Which parser, template and options each document gets (rag_collections.yaml + settings)."""
 
     config_path: str
-    parser: str = "auto"
-    template: str = "auto"
-    max_tokens: int = 256
-    overlap_tokens: int = 32
-    vocabularies: str = "auto"  # see ChunkingSettings.vocabularies
+    parser: str = ParsingSettings.model_fields["parser"].default
+    chunking: ChunkingConfig = Field(default_factory=ChunkingConfig)  # type: ignore[valid-type]
     force_parser: str | None = None
     force_template: str | None = None
-    coverage_floor: float = 0.9  # share of the IR's characters the chunks must hold
     picks_path: str | None = None  # templates picked per collection by evaluation
 
     def plan(self, relative_path: str) -> DocumentPlan:
+        chunking = self.chunking
         runtime = RuntimeChoices(
             parser=self.parser,
-            template=self.template,
+            template=chunking.template,
             options={
-                "max_tokens": self.max_tokens,
-                "overlap_tokens": self.overlap_tokens,
+                "max_tokens": chunking.chunk_max_tokens,
+                "overlap_tokens": chunking.chunk_overlap_tokens,
                 # Named only when chosen, so the default leaves the documents' settings as they were.
-                **({"vocabularies": self.vocabularies} if self.vocabularies != "auto" else {}),
+                **(
+                    {"vocabularies": chunking.vocabularies}
+                    if chunking.vocabularies != "auto"
+                    else {}
+                ),
             },
             force_parser=self.force_parser,
             force_template=self.force_template,
@@ -114,7 +149,7 @@ class EmbeddingResource(ConfigurableResource):
     model: str
     kind: str = "auto"
     batch_size: int = 8  # see EmbeddingSpec.batch_size
-    runtime: str = "onnx"  # onnx, onnx-int8 or flag (see rag_assets.embedding.models)
+    runtime: str = DEFAULT_RUNTIME  # onnx, onnx-int8 or flag (see rag_assets.embedding.models)
 
     def spec(self):
         from rag_assets.embedding.models import EmbeddingSpec
@@ -155,34 +190,14 @@ class LLMResource(ConfigurableResource):
     """Any OpenAI-compatible endpoint. The key is read from the variable named `api_key_env`,
     so it is in no config, metadata or log. Off (structure path only) without `base_url`."""
 
-    base_url: str | None = None
-    model: str | None = None
-    vision_model: str | None = None  # defaults to `model`
-    api_key_env: str = "RAG_ASSETS_LLM_API_KEY"
-    timeout_s: float = 60
-    max_retries: int = 2
-    max_concurrency: int = 4
-    max_calls: int | None = None  # the budget of one run
-    send_key: bool = True  # False when a data folder's file chose the endpoint (llm/settings.py)
+    endpoint: LLMConfig = Field(default_factory=LLMConfig)  # type: ignore[valid-type]
     vision_dpi: int = 144
     include_picture_tables: bool = False
     cache_dir: str
     _client: object = PrivateAttr(default=None)
 
-    def settings(self):
-        from rag_assets.llm.settings import LLMSettings
-
-        return LLMSettings(
-            base_url=self.base_url,
-            model=self.model,
-            vision_model=self.vision_model,
-            api_key_env=self.api_key_env,
-            timeout_s=self.timeout_s,
-            max_retries=self.max_retries,
-            max_concurrency=self.max_concurrency,
-            max_calls=self.max_calls,
-            send_key=self.send_key,
-        )
+    def settings(self) -> LLMSettings:
+        return LLMSettings(**self.endpoint.model_dump())
 
     def client(self):
         """One client per run (the resource lives for a run): the budget counts per run."""
@@ -201,9 +216,22 @@ class MilvusResource(ConfigurableResource):
 
     uri: str
     token: str | None = None
-    text_analyzer: str = "jieba"
-    bm25_k1: float = 1.2
-    bm25_b: float = 0.75
+    index: IndexConfig = Field(default_factory=IndexConfig)  # type: ignore[valid-type]
+
+    @classmethod
+    def of(
+        cls,
+        settings: Settings,
+        secret: Callable[[str | None, str], str | EnvVar | None] = lambda value, _: value,
+    ) -> "MilvusResource":
+        """The index the settings name; `secret` may hand the URI and token, which can hold
+        credentials, to Dagster by their variables' names."""
+        options = settings.milvus
+        return cls(
+            uri=secret(options.pop("uri"), "RAG_ASSETS_MILVUS_URI"),
+            token=secret(options.pop("token"), "RAG_ASSETS_MILVUS_TOKEN"),
+            index=IndexConfig(**options),
+        )
 
     @contextmanager
     def open(self, collection_prefix: str | None = None) -> Iterator:
@@ -215,9 +243,7 @@ class MilvusResource(ConfigurableResource):
             self.uri,
             token=self.token,
             **({"collection_prefix": collection_prefix} if collection_prefix else {}),
-            text_analyzer=self.text_analyzer,
-            bm25_k1=self.bm25_k1,
-            bm25_b=self.bm25_b,
+            **self.index.model_dump(),
         )
         try:
             yield index

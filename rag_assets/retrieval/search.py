@@ -420,14 +420,7 @@ def open_retriever(
     )
     embedder, _ = select_embedder(spec)
     prefix = {"collection_prefix": collection_prefix} if collection_prefix else {}
-    with MilvusIndex(
-        settings.resolved_milvus_uri,
-        token=settings.milvus_token,
-        text_analyzer=settings.text_analyzer,
-        bm25_k1=settings.bm25_k1,
-        bm25_b=settings.bm25_b,
-        **prefix,
-    ) as index:
+    with MilvusIndex(**settings.milvus, **prefix) as index:
         collection = index.open_collection(embedder.name, embedder.dimension, embedder.has_sparse)
         if collection is None:
             yield None

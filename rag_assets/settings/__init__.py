@@ -7,9 +7,11 @@ them (`python -m rag_assets.settings_doc`).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import Field
 
+from rag_assets.settings.base import EnvSettings
 from rag_assets.settings.fusion import FusionSettings
 from rag_assets.settings.groups import (
     ChunkingSettings,
@@ -21,6 +23,8 @@ from rag_assets.settings.groups import (
     StorageSettings,
 )
 from rag_assets.settings.limits import DocumentLimits
+
+Group = TypeVar("Group", bound=EnvSettings)
 
 GROUPS = (
     StorageSettings,
@@ -62,6 +66,19 @@ class Settings(
             fusion=FusionSettings.from_env(),
             limits=DocumentLimits.from_env(),
         )
+
+    def group(self, group: type[Group]) -> Group:
+        """One of the groups these settings are made of, with their values."""
+        return group.model_validate(self.model_dump(include=set(group.model_fields)))
+
+    @property
+    def milvus(self) -> dict[str, object]:
+        """Where the index is and how its BM25 is built: what `MilvusIndex` takes."""
+        return {
+            "uri": self.resolved_milvus_uri,
+            "token": self.milvus_token,
+            **self.group(IndexSettings).model_dump(),
+        }
 
     @property
     def inbox_dir(self) -> Path:

@@ -14,6 +14,7 @@ from rag_assets.contracts.ir import FURNITURE_TYPES, DocumentElement, Standardiz
 from rag_assets.errors import ConfigurationError
 from rag_assets.optional import StepFailures
 from rag_assets.profile.model import DocumentProfile
+from rag_assets.settings.groups import ChunkingSettings
 from rag_assets.templates.references import article_openings, cited_articles, cited_context
 from rag_assets.templates.tokens import TokenCounter
 from rag_assets.vocabulary import Vocabulary, chosen_packs, packs_for
@@ -26,6 +27,8 @@ HEADING_TYPES = frozenset({"title", "heading"})
 # Adapters may or may not keep the markdown marker in a heading's text.
 _ATX_MARKER = re.compile(r"^\s*#{1,6}(?=\s|$)")
 _WORD_CHAR = re.compile(r"\w")
+# The sizes a template cuts to unless a collection says otherwise (RAG_ASSETS_CHUNK_*).
+_CHUNKING = ChunkingSettings.model_fields
 
 
 class TemplateOptions(BaseModel):
@@ -34,8 +37,8 @@ class TemplateOptions(BaseModel):
     # Forbid unknown keys so a typo in a collection's config fails loudly.
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    max_tokens: int = Field(default=256, ge=1)  # all-MiniLM-L6-v2 was trained on 256 tokens
-    overlap_tokens: int = Field(default=32, ge=0)
+    max_tokens: int = Field(default=_CHUNKING["chunk_max_tokens"].default, ge=1)
+    overlap_tokens: int = Field(default=_CHUNKING["chunk_overlap_tokens"].default, ge=0)
     # A section whose chunk would hold fewer tokens is merged with a neighbour (where the
     # template has sections to merge; see its docstring); 0 keeps every section apart.
     min_tokens: int = Field(default=32, ge=0)

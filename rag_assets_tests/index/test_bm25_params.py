@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from rag_assets.defs.data_versions import digest
 from rag_assets.defs.observed_sources import SHARED
-from rag_assets.defs.resources import EmbeddingResource, MilvusResource
+from rag_assets.defs.resources import EmbeddingResource, IndexConfig, MilvusResource
 from rag_assets.errors import ConfigurationError
 from rag_assets.index.rows import IndexRow
 from rag_assets.index.schema import ANALYZERS, SCHEMA_PROPERTY, SCHEMA_VERSION, create_collection
@@ -102,7 +102,7 @@ def test_settings_read_the_parameters_from_the_environment(
 def test_the_parameters_are_part_of_the_index_settings_version() -> None:
     def version(k1: float, b: float) -> str:
         resources = SimpleNamespace(
-            milvus=MilvusResource(uri="milvus.db", bm25_k1=k1, bm25_b=b),
+            milvus=MilvusResource(uri="milvus.db", index=IndexConfig(bm25_k1=k1, bm25_b=b)),
             embedding=EmbeddingResource(model="bundled:all-MiniLM-L6-v2"),
         )
         return SHARED["index_settings"](resources).version

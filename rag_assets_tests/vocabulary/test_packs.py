@@ -148,10 +148,11 @@ def test_a_pack_gone_since_the_chunks_were_made_leaves_the_search_as_asked(
 
 
 def test_the_setting_reaches_every_documents_options_only_when_chosen(tmp_path: Path) -> None:
-    from rag_assets.defs.resources import CollectionsResource
+    from rag_assets.defs.resources import ChunkingConfig, CollectionsResource
 
     config = str(tmp_path / "rag_collections.yaml")
-    chosen = CollectionsResource(config_path=config, vocabularies="none").plan("a.pdf")
+    chunking = ChunkingConfig(vocabularies="none")
+    chosen = CollectionsResource(config_path=config, chunking=chunking).plan("a.pdf")
     assert chosen.options["vocabularies"] == "none"
     # `auto` names nothing, so the documents' template settings stay as they were.
     assert "vocabularies" not in CollectionsResource(config_path=config).plan("a.pdf").options

@@ -209,6 +209,6 @@ def _chunk(
                 check.outcome,
                 AssetCheckSeverity.ERROR if check.blocking else AssetCheckSeverity.WARN,
             )
-            for check in check_chunks(records, chunked, collections.coverage_floor)
+            for check in check_chunks(records, chunked, collections.chunking.chunk_coverage_floor)
         ],
     )

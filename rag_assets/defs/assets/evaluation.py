@@ -33,7 +33,12 @@ from rag_assets.defs.assets.documents import normalized_documents
 from rag_assets.defs.assets.indexing import vector_index
 from rag_assets.defs.metadata import seconds
 from rag_assets.defs.partitions import documents_partitions
-from rag_assets.defs.resources import CollectionsResource, EmbeddingResource, MilvusResource
+from rag_assets.defs.resources import (
+    CollectionsResource,
+    EmbeddingResource,
+    MilvusResource,
+    group_config,
+)
 from rag_assets.errors import ConfigurationError
 from rag_assets.retrieval.evaluation.comparison import (
     TOP_K,
@@ -41,6 +46,7 @@ from rag_assets.retrieval.evaluation.comparison import (
     run_specs,
 )
 from rag_assets.retrieval.evaluation.sets import find_eval_sets, load_eval_sets, passage_document
+from rag_assets.settings.fusion import FusionSettings
 
 DEFAULT_TEMPLATES = ("fixed", "semantic", "auto")
 EVALUATION_VERSION = "1"  # relevance and metric definitions
@@ -48,11 +54,16 @@ EVALUATION = "retrieval_evaluation"
 FLOORS_CHECK = "metrics_above_floors"
 
 
+FusionConfig = group_config(FusionSettings)
+
+
 class EvaluationResource(ConfigurableResource):
-    """Where the evaluation sets are, and the root the documents' partitions are stored under."""
+    """Where the evaluation sets are, the root the documents' partitions are stored under, and
+    the fusion the search it measures uses (RAG_ASSETS_FUSION_*)."""
 
     eval_dir: str
     storage_root: str
+    fusion: FusionConfig = Field(default_factory=FusionConfig)  # type: ignore[valid-type]
 
 
 class RetrievalEvaluationConfig(Config):
@@ -113,7 +124,6 @@ def retrieval_evaluation(
     milvus: MilvusResource,
     collections: CollectionsResource,
 ):
-    from rag_assets.settings.fusion import FusionSettings
     from rag_assets.storage import read_documents
 
     started = time.perf_counter()
@@ -149,10 +159,10 @@ def retrieval_evaluation(
             embedding.token_counter(),
             lambda prefix: milvus.open(collection_prefix=prefix),
             options={
-                "max_tokens": collections.max_tokens,
-                "overlap_tokens": collections.overlap_tokens,
+                "max_tokens": collections.chunking.chunk_max_tokens,
+                "overlap_tokens": collections.chunking.chunk_overlap_tokens,
             },
-            fusion=FusionSettings.from_env(),
+            fusion=FusionSettings(**evaluation.fusion.model_dump()),
             top_k=config.top_k,
             log=context.log.info,
         )
