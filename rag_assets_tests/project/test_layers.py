@@ -4,6 +4,7 @@ imports it back, at module level or inside a function."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tomllib
@@ -38,6 +39,18 @@ def test_every_module_outside_the_skin_is_forbidden_dagster() -> None:
         f"rag_assets.{name}" for name in top_level - DAGSTER_ALLOWED
     }
     assert "dagster" in forbidden["forbidden_modules"]
+
+
+def test_the_docs_name_where_dagster_is_imported_as_the_contract_does() -> None:
+    readme = (REPO_ROOT / "README.md").read_text()
+    contributing = (REPO_ROOT / "docs" / "contributing.md").read_text()
+    for text in (readme, contributing):
+        # The sentence naming the modules, up to "import Dagster".
+        (claim,) = re.findall(r"Only ((?:`[^`]+`|[^.`])*?) import Dagster", text.replace("\n", " "))
+        named = {Path(path).stem for path in re.findall(r"`rag_assets/([^`]+)`", claim)}
+        assert named == DAGSTER_ALLOWED, claim
+    # The site's overview shows the README's layout section, the claim with it.
+    assert '--8<-- "README.md:layout"' in (REPO_ROOT / "docs" / "index.md").read_text()
 
 
 def import_cycles(graph: grimp.ImportGraph) -> list[list[str]]:
