@@ -118,7 +118,7 @@ def join_split_words(elements: list[DocumentElement]) -> tuple[list[DocumentElem
     lenient = len(clear_splits) >= _LETTER_SPACED_WORDS
 
     def candidate(fragments: list[str]) -> bool:
-        if seen["".join(fragments).lower()]:
+        if "".join(fragments).lower() in seen:  # a Counter's miss costs a call
             return True
         return english(fragments) if lenient else clear(fragments)
 
@@ -197,21 +197,23 @@ def _split_runs(text: str, candidate: Callable[[list[str]], bool]) -> list[list[
     """Runs of words one space apart that are `candidate` splits, longest run first, left to
     right."""
     words = list(_LATIN_WORD.finditer(text))
+    fragments = [m[0] for m in words]
+    # Read once a word, not once for every run tried through it.
+    spaced = [text[a.end() : b.start()] == " " for a, b in zip(words, words[1:], strict=False)]
+    capital = [f[0].isupper() for f in fragments]
     runs: list[list[re.Match[str]]] = []
     i = 0
     while i < len(words):
         for size in range(_MAX_FRAGMENTS, 1, -1):
-            group = words[i : i + size]
-            if len(group) < size or any(
-                text[a.end() : b.start()] != " " for a, b in zip(group, group[1:], strict=False)
-            ):
+            end = i + size
+            if end > len(words) or not all(spaced[i : end - 1]):
                 continue
-            fragments = [m[0] for m in group]
+            group = fragments[i:end]
             # A capital after the first fragment starts a word (`Visual Studio` is no split
             # of `VisualStudio`), unless the whole run is in capitals (`TERRITOR IAL`).
-            camel = any(f[0].isupper() for f in fragments[1:]) and not "".join(fragments).isupper()
-            if not camel and candidate(fragments):
-                runs.append(group)
+            camel = any(capital[i + 1 : end]) and not "".join(group).isupper()
+            if not camel and candidate(group):
+                runs.append(words[i:end])
                 i += size - 1
                 break
         i += 1
