@@ -45,7 +45,12 @@ from rag_assets.interrupts import (
     stop_signals,
 )
 from rag_assets.parsers.page_pool import drop_read_ahead
-from rag_assets.runner.outcomes import Outcomes, fill_all_from_instance, finished_outcome
+from rag_assets.runner.outcomes import (
+    FinishedDocument,
+    Outcomes,
+    fill_all_from_instance,
+    finished_outcomes,
+)
 from rag_assets.runner.progress import RunProgress, watch_run
 from rag_assets.runner.receipt import DocumentOutcome, place_in_inbox, receipt_digest, write_receipt
 from rag_assets.runner.retirement import retire_earlier_keys
@@ -356,8 +361,7 @@ class BatchRuns:
             if result.success and rest:
                 queue.appendleft(Batch(batch.documents, rest))
             else:
-                for document in batch.documents:
-                    self._finish(document)
+                self._finish(batch.documents)
             self.outcomes.current = None
             if stopped:
                 return False
@@ -385,20 +389,16 @@ class BatchRuns:
             self.seconds[key] = self.seconds.get(key, 0.0) + share
         return result
 
-    def _finish(self, document: PlannedDocument) -> None:
-        # The runs have ended: a signal now stops the ingest after this outcome is read.
+    def _finish(self, documents: list[PlannedDocument]) -> None:
+        # The runs have ended: a signal now stops the ingest after these outcomes are read.
         with deferred_signals(redeliver=False):
-            key = document.key
-            outcome = finished_outcome(
-                self.instance,
-                self.graph,
-                key,
-                document.relative_path,
-                self.ran[key],
-                self.results[key],
-            )
-            outcome.seconds = self.seconds.get(key, 0.0)
-            self.outcomes.add(outcome)
+            finished = [
+                FinishedDocument(d.key, d.relative_path, self.ran[d.key], self.results[d.key])
+                for d in documents
+            ]
+            for outcome in finished_outcomes(self.instance, self.graph, finished):
+                outcome.seconds = self.seconds.get(outcome.doc_id, 0.0)
+                self.outcomes.add(outcome)
 
 
 def _leave_receipt(settings: Settings, instance, graph, relative_paths, keys) -> None:

@@ -27,23 +27,15 @@ def _failed(outcome: DocumentOutcome, name: str, evaluation) -> None:
         outcome.failed_checks.append(name)
 
 
-def fill_from_instance(
-    outcome: DocumentOutcome, instance: DagsterInstance, check_keys, evaluated: set[str]
-) -> DocumentOutcome:
-    """What a run did not redo is reported from the document's stored materializations and
-    its latest check results (but those of `evaluated`), so every line reads the same whatever
-    ran."""
-    return fill_all_from_instance([outcome], instance, check_keys, {outcome.doc_id: evaluated})[0]
-
-
 def fill_all_from_instance(
     outcomes: list[DocumentOutcome],
     instance: DagsterInstance,
     check_keys,
     evaluated: Mapping[str, set[str]] | None = None,
 ) -> list[DocumentOutcome]:
-    """`fill_from_instance` of many documents, in a few queries for each 500 of them (an
-    ingest reports every unchanged document of its folders so)."""
+    """What runs did not redo is reported from the documents' stored materializations and
+    their latest check results (but those `evaluated` for each), so every line reads the same
+    whatever ran; in a few queries for each 500 documents."""
     evaluated = evaluated or {}
     # The checks some document still needs (after a run, usually none).
     check_keys = [
@@ -88,26 +80,51 @@ def fill_all_from_instance(
     return outcomes
 
 
-def _about(event, doc_id: str) -> bool:
-    """Whether a run's event concerns this document: a batch's runs carry several."""
+def _partition(event) -> str | None:
+    """The document a run's event concerns, None for one about the run or step (a batch's runs
+    carry several documents)."""
     if event.event_type == DagsterEventType.ASSET_MATERIALIZATION:
-        partition = event.event_specific_data.materialization.partition
-    elif event.event_type == DagsterEventType.ASSET_CHECK_EVALUATION:
-        partition = event.event_specific_data.partition
-    else:
-        return True
-    return partition in (None, doc_id)
+        return event.event_specific_data.materialization.partition
+    if event.event_type == DagsterEventType.ASSET_CHECK_EVALUATION:
+        return event.event_specific_data.partition
+    return None
 
 
-def document_events(results: Sequence, doc_id: str) -> list:
-    return [e for result in results for e in result.all_events if _about(e, doc_id)]
+class RunEvents:
+    """The events of an ingest's runs by document, each run's read once: a batch's documents
+    each read their own, in the order the run wrote them, with the run's and steps' own."""
+
+    def __init__(self) -> None:
+        # id(result) -> (result, its events, their positions by document); the result is kept
+        # so that its id names no other while this lives.
+        self._runs: dict[int, tuple[object, list, dict[str | None, list[int]]]] = {}
+
+    def of(self, results: Sequence, doc_id: str) -> list:
+        events = []
+        for result in results:
+            all_events, positions = self._indexed(result)
+            mine = sorted(positions.get(None, []) + positions.get(doc_id, []))
+            events += [all_events[i] for i in mine]
+        return events
+
+    def _indexed(self, result) -> tuple[list, dict[str | None, list[int]]]:
+        if id(result) not in self._runs:
+            all_events = result.all_events
+            positions: dict[str | None, list[int]] = {}
+            for i, event in enumerate(all_events):
+                positions.setdefault(_partition(event), []).append(i)
+            self._runs[id(result)] = (result, all_events, positions)
+        _, all_events, positions = self._runs[id(result)]
+        return all_events, positions
 
 
-def run_outcome(doc_id: str, source_path: str, results: Sequence) -> DocumentOutcome:
+def run_outcome(
+    doc_id: str, source_path: str, results: Sequence, events: RunEvents | None = None
+) -> DocumentOutcome:
     """The outcome of a document's runs (in the order they ran, alone or in batches): the first
-    failure is its error."""
+    failure is its error. `events`: the runs' events already read for other documents."""
     outcome = DocumentOutcome(doc_id, source_path, all(r.success for r in results))
-    for event in document_events(results, doc_id):
+    for event in (events or RunEvents()).of(results, doc_id):
         if event.event_type == DagsterEventType.ASSET_MATERIALIZATION:
             materialization = event.event_specific_data.materialization
             metadata = {k: v.value for k, v in materialization.metadata.items()}
@@ -136,21 +153,35 @@ def run_outcome(doc_id: str, source_path: str, results: Sequence) -> DocumentOut
     return outcome
 
 
-def finished_outcome(
-    instance, graph, key: str, relative_path: str, ran: tuple[str, ...], results: Sequence
-) -> DocumentOutcome:
-    """The outcome of a document whose runs of `ran` have ended; checks they did not evaluate
-    are read from the instance when they succeeded."""
-    outcome = run_outcome(key, relative_path, results)
-    outcome.ran = ran
-    evaluated = {
-        e.event_specific_data.check_name
-        for e in document_events(results, key)
-        if e.event_type == DagsterEventType.ASSET_CHECK_EVALUATION
-    }
-    if outcome.success:
-        outcome = fill_from_instance(outcome, instance, graph.asset_check_keys, evaluated)
-    return outcome
+@dataclass
+class FinishedDocument:
+    """A document whose runs have ended: the assets they ran and their results, in order."""
+
+    key: str
+    relative_path: str
+    ran: tuple[str, ...]
+    results: Sequence
+
+
+def finished_outcomes(
+    instance, graph, finished: Sequence[FinishedDocument]
+) -> list[DocumentOutcome]:
+    """The outcomes of documents whose runs have ended (a batch's); the checks their runs did
+    not evaluate are read from the instance for those that succeeded, all in a few queries."""
+    events = RunEvents()
+    outcomes, evaluated = [], {}
+    for document in finished:
+        outcome = run_outcome(document.key, document.relative_path, document.results, events)
+        outcome.ran = document.ran
+        outcomes.append(outcome)
+        evaluated[document.key] = {
+            e.event_specific_data.check_name
+            for e in events.of(document.results, document.key)
+            if e.event_type == DagsterEventType.ASSET_CHECK_EVALUATION
+        }
+    succeeded = [o for o in outcomes if o.success]
+    fill_all_from_instance(succeeded, instance, graph.asset_check_keys, evaluated)
+    return outcomes
 
 
 @dataclass

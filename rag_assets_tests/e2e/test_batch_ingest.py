@@ -74,7 +74,20 @@ def _content_versions(settings: Settings) -> dict[str, dict[str, str]]:
 
 
 def test_a_batched_ingest_makes_what_one_run_a_document_makes(tmp_path, monkeypatch):
+    from rag_assets.defs.event_log_storage import DocumentsEventLogStorage
+
+    check_reads: list[object] = []
+    read_checks = DocumentsEventLogStorage.get_asset_check_partition_info
+    monkeypatch.setattr(
+        DocumentsEventLogStorage,
+        "get_asset_check_partition_info",
+        lambda self, *a, **k: check_reads.append(a) or read_checks(self, *a, **k),
+    )
     batched, by_name = _ingest(tmp_path / "batched", batch_documents=20)
+    monkeypatch.undo()
+    # A batch's outcomes read the checks its runs did not evaluate at once, not a document
+    # at a time (the receipt's reading after the ingest among them).
+    assert len(check_reads) <= 10
     alone, _ = _ingest(tmp_path / "alone", batch_documents=1)
 
     good = [o for name, o in by_name.items() if name != BROKEN]
