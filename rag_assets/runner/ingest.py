@@ -8,7 +8,7 @@ from collections import deque
 from contextlib import suppress
 from pathlib import Path
 
-from dagster import AssetKey, DagsterInstance
+from dagster import AssetKey, DagsterInstance, Definitions
 
 from rag_assets.defs.automation import show_automation_state
 from rag_assets.defs.batch import failed_documents
@@ -63,6 +63,8 @@ from rag_assets.sources.raw import check_document
 WORKSPACE_YAML = Path(__file__).resolve().parents[2] / "workspace.yaml"
 LOCATION_MODULE = "rag_assets.definitions"
 PARSE = "parsed_documents"
+# The CLI's --parser and --template, which reach the runs as run config.
+_FLAGS = ("force_parser", "force_template")
 
 
 def _execute(
@@ -198,16 +200,41 @@ def _run_all(
 ) -> None:
     own_instance = instance is None
     instance = instance or open_instance(settings)
+    defs, resources = _prepare(settings, instance, relative_paths, keys)
+    graph = defs.resolve_asset_graph()
+    # Taken before the verdict is read: anything written from here on voids the receipt.
+    digest = receipt_digest(settings, relative_paths) if own_instance else None
+    inbox = resources["inbox"]
+    planned = _plan(instance, graph, inbox, relative_paths, keys)
+    batches = cut_batches(planned, inbox.batch_documents, inbox.batch_pages)
+    parse_ahead = ParseAhead(resources, settings.inbox_dir, _to_parse(batches))
+    run_config = _run_config(settings, resources["collections"], log_level)
+    # Milvus Lite's engine starts once for the whole ingest, not once per document.
+    with LiteHold(settings.resolved_milvus_uri) as engine, parse_ahead:
+        _add_fresh_outcomes(instance, graph, planned, progress)
+        runs = BatchRuns(instance, defs, graph, run_config, engine, progress, parse_ahead)
+        if not runs.run_all(batches):
+            return  # interrupted: reported with the documents not started
+        retire_earlier_keys(settings, instance, resources["milvus"], progress.outcomes)
+    if own_instance and all(o.success for o in progress.outcomes):
+        _write_receipt(settings, instance, graph, relative_paths, keys, digest, progress.outcomes)
+
+
+def _prepare(
+    settings: Settings, instance, relative_paths: list[str], keys: list[str]
+) -> tuple[Definitions, dict]:
+    """The instance made ready for these documents (dead runs recovered, their partitions added,
+    the changes to their files and settings reported), and the code location's definitions with
+    the resources the runs use."""
     recover_dead_runs(instance)
     show_automation_state(instance)  # the UI's automation tag, as the daemon's sensor keeps it
     instance.add_dynamic_partitions(documents_partitions.name, keys)
     # The code location's definitions for this data folder; --parser/--template reach the
     # runs as run config, so every run is of the job the UI shows, with the same snapshot.
-    defs = build_defs(settings.model_copy(update={"force_parser": None, "force_template": None}))
-    flags = {k: getattr(settings, k) for k in ("force_parser", "force_template")}
+    defs = build_defs(settings.model_copy(update=dict.fromkeys(_FLAGS)))
+    flags = {k: getattr(settings, k) for k in _FLAGS}
     collections = defs.resources["collections"].model_copy(update=flags)
     resources = {**defs.resources, "collections": collections}
-    graph = defs.resolve_asset_graph()
     placed = set(relative_paths)
     files = [
         f
@@ -215,59 +242,75 @@ def _run_all(
         if f.relative_path in placed
     ]
     report_changes(instance, resources, files)
-    # Taken before the verdict is read: anything written from here on voids the receipt.
-    digest = receipt_digest(settings, relative_paths) if own_instance else None
+    return defs, resources
+
+
+def _plan(
+    instance, graph, inbox, relative_paths: list[str], keys: list[str]
+) -> list[PlannedDocument]:
+    """Each document's runs for its stale steps: a landing part, then its checked steps
+    (defs/landing.py)."""
     stale = {p.partition_key: p.assets for p in plan_runs(instance, graph, keys)}
-    run_config = {
-        # Only the console's verbosity: the instance's event log keeps everything.
-        "loggers": {"console": {"config": {"log_level": log_level}}},
-        **(
-            {"resources": {"collections": {"config": collections.model_dump()}}}
-            if any(flags.values())
-            else {}
-        ),
-    }
     order = partition_positions(instance.get_dynamic_partitions(documents_partitions.name))
-    inbox = resources["inbox"]
-    # A document's runs: a landing part, then its checked steps (defs/landing.py).
-    planned = [
+    return [
         plan_document(inbox, key, relative_path, stale[key], order[key])
         for relative_path, key in zip(relative_paths, keys, strict=True)
     ]
-    batches = cut_batches(planned, inbox.batch_documents, inbox.batch_pages)
-    to_parse = [
+
+
+def _to_parse(batches: list[Batch]) -> list[str]:
+    """The documents whose runs will parse, in run order."""
+    return [
         d.relative_path
         for b in batches
         for d in b.documents
         if any(PARSE in part.assets for part in b.parts)
     ]
-    parse_ahead = ParseAhead(resources, settings.inbox_dir, to_parse)
-    # Milvus Lite's engine starts once for the whole ingest, not once per document.
-    with LiteHold(settings.resolved_milvus_uri) as engine, parse_ahead:
-        fresh = [d for d in planned if not d.parts]  # their outcomes from the instance, no run
-        found = fill_all_from_instance(
-            [DocumentOutcome(d.key, d.relative_path, True) for d in fresh],
-            instance,
-            graph.asset_check_keys,
-        )
-        for document, outcome in zip(fresh, found, strict=True):
-            progress.progress.document_started(document.relative_path)
-            progress.add(outcome)
-        runs = BatchRuns(instance, defs, graph, run_config, engine, progress, parse_ahead)
-        if not runs.run_all(batches):
-            return  # interrupted: reported with the documents not started
-        retire_earlier_keys(settings, instance, resources["milvus"], progress.outcomes)
-    outcomes = progress.outcomes
-    if own_instance and all(o.success for o in outcomes):
-        fresh = [o for o in outcomes if not o.skipped and not o.ran]
-        if (
-            digest
-            and len(fresh) == len(keys)
-            and receipt_digest(settings, relative_paths) == digest
-        ):
-            write_receipt(settings, relative_paths, digest, fresh)
-        else:
-            _leave_receipt(settings, instance, graph, relative_paths, keys)
+
+
+def _run_config(settings: Settings, collections, log_level: str) -> dict:
+    return {
+        # Only the console's verbosity: the instance's event log keeps everything.
+        "loggers": {"console": {"config": {"log_level": log_level}}},
+        **(
+            {"resources": {"collections": {"config": collections.model_dump()}}}
+            if any(getattr(settings, k) for k in _FLAGS)
+            else {}
+        ),
+    }
+
+
+def _add_fresh_outcomes(
+    instance, graph, planned: list[PlannedDocument], progress: Outcomes
+) -> None:
+    """The outcomes of the documents with nothing to run, read from the instance."""
+    fresh = [d for d in planned if not d.parts]
+    found = fill_all_from_instance(
+        [DocumentOutcome(d.key, d.relative_path, True) for d in fresh],
+        instance,
+        graph.asset_check_keys,
+    )
+    for document, outcome in zip(fresh, found, strict=True):
+        progress.progress.document_started(document.relative_path)
+        progress.add(outcome)
+
+
+def _write_receipt(
+    settings: Settings,
+    instance,
+    graph,
+    relative_paths: list[str],
+    keys: list[str],
+    digest: str | None,
+    outcomes: list[DocumentOutcome],
+) -> None:
+    """After an ingest where every document landed: the receipt at once when none ran and nothing
+    was written since `digest` was taken, else when a second look finds every document fresh."""
+    fresh = [o for o in outcomes if not o.skipped and not o.ran]
+    if digest and len(fresh) == len(keys) and receipt_digest(settings, relative_paths) == digest:
+        write_receipt(settings, relative_paths, digest, fresh)
+    else:
+        _leave_receipt(settings, instance, graph, relative_paths, keys)
 
 
 class ParseAhead:
