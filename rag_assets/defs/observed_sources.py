@@ -131,6 +131,18 @@ DESCRIPTIONS = {
     "embedding_settings": "The embedding model, its kind and the runtime that encodes with it.",
     "index_settings": "The Milvus URI, the text analyzer, BM25's k1 and b and the model the collection is named after.",
 }
+# Dagster's partition status counts materializations only, so each of a per-document source's
+# partitions reads Missing although observed: its description and metadata say where to look.
+OBSERVED_PER_DOCUMENT = (
+    "observed for each document (inbox sensor, `rag-assets ingest`, refresh schedule, Observe), "
+    "never materialized"
+)
+PER_DOCUMENT_NOTE = (
+    f"\n\nThis source is {OBSERVED_PER_DOCUMENT}. Dagster counts materializations for partitions, "
+    "so its graph node reads 0% filled and its Partitions tab every document Missing. A "
+    "document's observations, each with the values read and its data version, are "
+    'on the Events tab and under its partition\'s "View all historical events".'
+)
 
 
 def observation(asset: str, reading: Reading, partition: str | None = None) -> AssetObservation:
@@ -157,7 +169,8 @@ def _per_document_source(name: str) -> SourceAsset:
         partitions_def=documents_partitions,
         group_name="sources",
         required_resource_keys=set(RESOURCES),
-        description=DESCRIPTIONS[name],
+        description=DESCRIPTIONS[name] + PER_DOCUMENT_NOTE,
+        metadata={"status": OBSERVED_PER_DOCUMENT},
     )
     def observe(context) -> DataVersionsByPartition:
         # Logged here with their values: Dagster's DataVersionsByPartition carries no metadata.

@@ -6,12 +6,15 @@ import hashlib
 
 import pytest
 import yaml
-from dagster import AssetKey, AssetRecordsFilter, DagsterInstance
+from dagster import AssetKey, AssetRecordsFilter
+from dagster._core.instance_for_test import instance_for_test
 
 from rag_assets.defs.build import build_defs
+from rag_assets.defs.observed_sources import OBSERVED_PER_DOCUMENT, PER_DOCUMENT, latest_versions
 from rag_assets.runner.ingest import ingest
 from rag_assets.settings import Settings
 from rag_assets.sources.inbox import sha256_file
+from rag_assets_tests.support.workspace import code_location, graphql
 
 pytestmark = pytest.mark.slow
 
@@ -36,10 +39,12 @@ def ingested(tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "pumps.md").write_text("# Pumps\n\n## Priming\n\nPrime the pump before starting.\n")
-    instance = DagsterInstance.ephemeral()
-    (outcome,) = ingest(settings, [docs], instance=instance)
-    assert outcome.success, outcome.summary()
-    return settings, docs, instance, outcome.doc_id
+    # On storage a code location can read too, as the UI's GraphQL does.
+    (tmp_path / "dagster").mkdir()
+    with instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:
+        (outcome,) = ingest(settings, [docs], instance=instance)
+        assert outcome.success, outcome.summary()
+        yield settings, docs, instance, outcome.doc_id
 
 
 def _metadata(entry) -> dict:
@@ -108,3 +113,66 @@ def test_observing_in_the_ui_records_the_same_values(ingested):
     assert after.tags["dagster/data_version"] == before.tags["dagster/data_version"]
     index = instance.fetch_observations(AssetKey("index_settings"), limit=1).records[0]
     assert {"uri", "analyzer", "model"} <= set(_metadata(index.event_log_entry))
+
+
+# What the UI asks of an asset's node (the graph's status and partitions rows, the Partitions
+# tab) and of a partition (its page's events: dagster-webapp's AssetPartitionDetailQuery).
+SOURCE_NODE = """
+query ($key: AssetKeyInput!) {
+  assetNodeOrError(assetKey: $key) { ... on AssetNode {
+    isObservable isMaterializable description
+    metadataEntries { label ... on TextMetadataEntry { text } }
+    assetObservations(limit: 1) { partition }
+    partitionStats { numMaterialized numPartitions }
+    assetPartitionStatuses { ... on DefaultPartitionStatuses { materializedPartitions } }
+  } }
+}
+"""
+PARTITION_EVENTS = """
+query ($key: AssetKeyInput!, $partition: String!) {
+  assetOrError(assetKey: $key) { ... on Asset {
+    assetEventHistory(partitions: [$partition], limit: 1000,
+                      eventTypeSelectors: [MATERIALIZATION, OBSERVATION, FAILED_TO_MATERIALIZE]) {
+      results { __typename ... on ObservationEvent {
+        partition tags { key value }
+        metadataEntries { label ... on TextMetadataEntry { text } ... on IntMetadataEntry { intValue } }
+      } }
+    }
+  } }
+}
+"""
+
+
+def test_the_ui_shows_per_document_sources_observed_with_their_values(ingested, monkeypatch):
+    """Dagster's UI reads a source "Observed" from its latest observation, while its partition
+    status counts materializations: every document reads Missing. The source says so, and each
+    document's observation, with its values and data version, is among its partition's events."""
+    settings, _, instance, key = ingested
+    with code_location(instance, settings.data_dir, monkeypatch) as context:
+        for source in PER_DOCUMENT:
+            asset = {"path": [source]}
+            node = graphql(context, SOURCE_NODE, {"key": asset})["assetNodeOrError"]
+            assert (node["isObservable"], node["isMaterializable"]) == (True, False)
+            assert node["assetObservations"] == [{"partition": key}]  # the graph's "Observed"
+            assert node["partitionStats"] == {"numMaterialized": 0, "numPartitions": 1}
+            assert node["assetPartitionStatuses"] == {"materializedPartitions": []}
+            assert "Missing" in node["description"] and "never materialized" in node["description"]
+            assert node["metadataEntries"] == [{"label": "status", "text": OBSERVED_PER_DOCUMENT}]
+
+            history = graphql(context, PARTITION_EVENTS, {"key": asset, "partition": key})
+            events = history["assetOrError"]["assetEventHistory"]["results"]
+            assert {e["__typename"] for e in events} == {"ObservationEvent"}
+            latest = events[0]
+            tags = {t["key"]: t["value"] for t in latest["tags"]}
+            [version] = latest_versions(instance, source, [key]).values()
+            assert latest["partition"] == key and tags["dagster/data_version"] == version
+            assert latest["metadataEntries"], source
+            if source == "inbox_files":
+                shown = {
+                    e["label"]: e.get("text", e.get("intValue")) for e in latest["metadataEntries"]
+                }
+                assert shown == {
+                    "path": "docs/pumps.md",
+                    "size_bytes": (settings.inbox_dir / "docs" / "pumps.md").stat().st_size,
+                    "sha256": version,
+                }
