@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -169,6 +170,48 @@ class QueryEmbedder(Protocol):
     def encode_queries(self, texts: list[str]) -> EmbeddingBatch: ...
 
 
+# A fused candidate's score and its rank in each list that holds it.
+_Found = tuple[float, dict[str, int]]
+
+
+@dataclass
+class _Scopes:
+    """A search's filters by the suffix their lists' names take ("" the flat search), each
+    scope's weight, and the documents and sections the question named."""
+
+    filters: dict[str, SearchFilters]
+    weights: dict[str, float]
+    named: DocumentInference | None
+    asked: dict[str, list[str]]
+
+    def drop_sections(self) -> None:
+        self.asked = {}
+        del self.filters[SECTIONS_SUFFIX], self.weights[SECTIONS_SUFFIX]
+
+
+@dataclass(frozen=True)
+class _Fuser:
+    """Weighted RRF over a search's lists, then the chunk types' weights."""
+
+    weights: dict[str, float]
+    rrf_k: int
+    fill: tuple[str, ...]
+    scores: dict[str, dict[str, float]]
+    types: dict[str, str | None]
+    type_weights: dict[str, float]
+
+    def fuse(self, rankings: dict[str, list[str]]) -> list[tuple[str, float, dict[str, int]]]:
+        fused = weighted_rrf(rankings, self.weights, self.rrf_k, self.fill, scores=self.scores)
+        return weigh_chunk_types(fused, self.types, self.type_weights)
+
+
+def _hit(
+    rows: dict[str, dict], found: dict[str, _Found], chunk_id: str, same_page: list[RetrievedHit]
+) -> RetrievedHit:
+    score, ranks = found[chunk_id]
+    return RetrievedHit(**rows[chunk_id], score=score, found_by=ranks, same_page=same_page)
+
+
 class Retriever:
     def __init__(
         self,
@@ -211,95 +254,17 @@ class Retriever:
         `same_page`, and `top_k` counts pages."""
         request = checked(SearchRequest, query=query, top_k=top_k)
         query, top_k = request.query, request.top_k
-        filters = filters or SearchFilters()
         language = detect_language(query)
         # has_sparse loads the collection on first use: here, before the search threads.
         sparse = self.index.has_sparse(self.collection) and self.embedder.has_sparse
         weights = fusion_weights(self.fusion, language, self.embedder.languages, sparse)
         fill = fill_retrievers(self.fusion, language, self.embedder.languages, sparse)
-        pool = max(self.fusion.candidates, top_k, self.rerank_top_n if self.reranker else 0)
-        named = None
-        if infer and self.fusion.document_weight > 0:
-            allowed = set(filters.doc_ids) if filters.doc_ids is not None else None
-            cards = [c for c in self.document_cards() if allowed is None or c.doc_id in allowed]
-            named = infer_from_question(query, cards)
         packs = self.vocabularies()
-        asked = sections_asked(packs, query) if infer and self.fusion.section_weight > 0 else {}
-        scoped = {"": filters}
-        scope_weights = {"": 1.0}
-        if named is not None:
-            scoped[DOCUMENTS_SUFFIX] = filters.model_copy(update={"doc_ids": named.doc_ids})
-            scope_weights[DOCUMENTS_SUFFIX] = self.fusion.document_weight
-        if asked:
-            within = scoped.get(DOCUMENTS_SUFFIX, filters)
-            scoped[SECTIONS_SUFFIX] = within.model_copy(update={"sections": asked})
-            scope_weights[SECTIONS_SUFFIX] = self.fusion.section_weight
-        wanted = (
-            identifiers.in_question(query) if self.fusion.identifier_weight > 0 else frozenset()
-        )
-        terms = vocabulary_terms(packs, query) if self.fusion.vocabulary_terms else ""
-        searched = f"{query}\n{terms}" if terms else query
-        lists = self._candidates(searched, [*weights, *fill], pool, scoped, bool(wanted))
-        if asked and not any(lists[name] for name in lists if name.endswith(SECTIONS_SUFFIX)):
-            # No chunk of those sections here: nothing to fuse in, or to say.
-            asked = {}
-            del scoped[SECTIONS_SUFFIX], scope_weights[SECTIONS_SUFFIX]
-            lists = {n: hits for n, hits in lists.items() if not n.endswith(SECTIONS_SUFFIX)}
-        if wanted:
-            weights = {**weights, identifiers.NAME: self.fusion.identifier_weight}
-            for suffix in scoped:
-                lists[identifiers.NAME + suffix] = identifiers.ranking(wanted, lists, suffix)
-        # Each scope's lists weigh as the flat search's, times the scope's weight.
-        weights = {
-            f"{name}{suffix}": weight * scope_weight
-            for suffix, scope_weight in scope_weights.items()
-            for name, weight in weights.items()
-        }
-        rankings = {name: [h.chunk_id for h in hits] for name, hits in lists.items()}
-        scores = {name: {h.chunk_id: h.score for h in hits} for name, hits in lists.items()}
-        # The candidates' fields, from the retrievers' lists (the identifiers' list has none).
-        fields = {h.chunk_id: h.fields for hits in lists.values() for h in hits if h.fields}
-        types = {chunk_id: f.get("chunk_type") for chunk_id, f in fields.items()}
-        type_weights = (
-            {} if asks_for_definition(query) else {"glossary": self.fusion.glossary_weight}
-        )
-
-        def fuse(rankings: dict[str, list[str]]) -> list[tuple[str, float, dict[str, int]]]:
-            fused = weighted_rrf(rankings, weights, self.fusion.rrf_k, fill, scores=scores)
-            return weigh_chunk_types(fused, types, type_weights)
-
-        fused = fuse(rankings)
+        scopes = self._scopes(query, filters or SearchFilters(), infer, packs)
+        lists, weights = self._lists(query, top_k, packs, scopes, weights, fill)
         grouped = self.fusion.group_pages if group_pages is None else group_pages
-        found = {chunk_id: (s, ranks) for chunk_id, s, ranks in fused}
-        if grouped:
-            pages = {chunk_id: page_key(f) for chunk_id, f in fields.items()}
-            groups = page_groups([chunk_id for chunk_id, _, _ in fused], pages)
-            if self.fusion.page_votes:
-                # A page's lead shows the page's score and keeps its own ranks.
-                voted = [lead for lead, _, _ in fuse(page_votes(rankings, groups))]
-                best_hit = {lead: found[lead][0] for lead, _ in groups}
-                ranked = best_hit_and_votes(groups, best_hit, voted, self.fusion.rrf_k)
-                found.update({lead: (s, found[lead][1]) for lead, s in ranked})
-                further = dict(groups)
-                groups = [(lead, further[lead]) for lead, _ in ranked]
-        else:
-            groups = [(chunk_id, []) for chunk_id, _, _ in fused]
-        # Text and metadata only for the hits returned or reranked (a page's: all of them).
-        shown = groups[: max(top_k, self.rerank_top_n if self.reranker else 0)]
-        rows = self.index.rows_for_hits(
-            self.collection, [chunk_id for lead, rest in shown for chunk_id in (lead, *rest)]
-        )
-
-        def hit(chunk_id: str, same_page: list[RetrievedHit]) -> RetrievedHit:
-            score, ranks = found[chunk_id]
-            return RetrievedHit(**rows[chunk_id], score=score, found_by=ranks, same_page=same_page)
-
-        # A chunk deleted since the search is left out.
-        hits = [
-            hit(lead, [hit(chunk_id, []) for chunk_id in rest if chunk_id in rows])
-            for lead, rest in shown
-            if lead in rows
-        ]
+        found, groups = self._rank(query, lists, weights, fill, grouped)
+        hits = self._hits(found, groups, top_k)
         # The reranker orders the hits (a page by its best hit's text).
         reranked, note = self._rerank(query, hits)
         return SearchResult(
@@ -309,11 +274,129 @@ class Retriever:
             hits=hits[:top_k],
             reranked=reranked,
             rerank_note=note,
-            documents=named,
-            sections=[kind for kinds in asked.values() for kind in kinds],
+            documents=scopes.named,
+            sections=[kind for kinds in scopes.asked.values() for kind in kinds],
             pages_grouped=grouped,
             page_votes=grouped and self.fusion.page_votes,
         )
+
+    def _scopes(
+        self, query: str, filters: SearchFilters, infer: bool, packs: list[Vocabulary]
+    ) -> _Scopes:
+        """The flat search's filter, and with `infer` those of the documents and the sections
+        the question names."""
+        named = None
+        if infer and self.fusion.document_weight > 0:
+            allowed = set(filters.doc_ids) if filters.doc_ids is not None else None
+            cards = [c for c in self.document_cards() if allowed is None or c.doc_id in allowed]
+            named = infer_from_question(query, cards)
+        asked = sections_asked(packs, query) if infer and self.fusion.section_weight > 0 else {}
+        scopes = _Scopes({"": filters}, {"": 1.0}, named, asked)
+        if named is not None:
+            scopes.filters[DOCUMENTS_SUFFIX] = filters.model_copy(update={"doc_ids": named.doc_ids})
+            scopes.weights[DOCUMENTS_SUFFIX] = self.fusion.document_weight
+        if asked:
+            within = scopes.filters.get(DOCUMENTS_SUFFIX, filters)
+            scopes.filters[SECTIONS_SUFFIX] = within.model_copy(update={"sections": asked})
+            scopes.weights[SECTIONS_SUFFIX] = self.fusion.section_weight
+        return scopes
+
+    def _lists(
+        self,
+        query: str,
+        top_k: int,
+        packs: list[Vocabulary],
+        scopes: _Scopes,
+        weights: dict[str, float],
+        fill: tuple[str, ...],
+    ) -> tuple[dict[str, list[RankedId]], dict[str, float]]:
+        """Every retriever's candidates in every scope, the identifiers' ranking among them when
+        the question names some, and each list's weight."""
+        pool = max(self.fusion.candidates, top_k, self.rerank_top_n if self.reranker else 0)
+        wanted = (
+            identifiers.in_question(query) if self.fusion.identifier_weight > 0 else frozenset()
+        )
+        terms = vocabulary_terms(packs, query) if self.fusion.vocabulary_terms else ""
+        searched = f"{query}\n{terms}" if terms else query
+        lists = self._candidates(searched, [*weights, *fill], pool, scopes.filters, bool(wanted))
+        if scopes.asked and not any(lists[n] for n in lists if n.endswith(SECTIONS_SUFFIX)):
+            # No chunk of those sections here: nothing to fuse in, or to say.
+            scopes.drop_sections()
+            lists = {n: hits for n, hits in lists.items() if not n.endswith(SECTIONS_SUFFIX)}
+        if wanted:
+            weights = {**weights, identifiers.NAME: self.fusion.identifier_weight}
+            for suffix in scopes.filters:
+                lists[identifiers.NAME + suffix] = identifiers.ranking(wanted, lists, suffix)
+        # Each scope's lists weigh as the flat search's, times the scope's weight.
+        return lists, {
+            f"{name}{suffix}": weight * scope_weight
+            for suffix, scope_weight in scopes.weights.items()
+            for name, weight in weights.items()
+        }
+
+    def _rank(
+        self,
+        query: str,
+        lists: dict[str, list[RankedId]],
+        weights: dict[str, float],
+        fill: tuple[str, ...],
+        grouped: bool,
+    ) -> tuple[dict[str, _Found], list[tuple[str, list[str]]]]:
+        """The fused candidates' scores and ranks by id, and the order they are shown in: each
+        chunk alone, or with `grouped` each page's lead with the further hits on its page."""
+        rankings = {name: [h.chunk_id for h in hits] for name, hits in lists.items()}
+        # The candidates' fields, from the retrievers' lists (the identifiers' list has none).
+        fields = {h.chunk_id: h.fields for hits in lists.values() for h in hits if h.fields}
+        fuser = _Fuser(
+            weights,
+            self.fusion.rrf_k,
+            fill,
+            scores={name: {h.chunk_id: h.score for h in hits} for name, hits in lists.items()},
+            types={chunk_id: f.get("chunk_type") for chunk_id, f in fields.items()},
+            type_weights=(
+                {} if asks_for_definition(query) else {"glossary": self.fusion.glossary_weight}
+            ),
+        )
+        fused = fuser.fuse(rankings)
+        found = {chunk_id: (s, ranks) for chunk_id, s, ranks in fused}
+        if not grouped:
+            return found, [(chunk_id, []) for chunk_id, _, _ in fused]
+        pages = {chunk_id: page_key(f) for chunk_id, f in fields.items()}
+        groups = page_groups([chunk_id for chunk_id, _, _ in fused], pages)
+        if self.fusion.page_votes:
+            groups = self._vote_pages(fuser, rankings, groups, found)
+        return found, groups
+
+    def _vote_pages(
+        self,
+        fuser: _Fuser,
+        rankings: dict[str, list[str]],
+        groups: list[tuple[str, list[str]]],
+        found: dict[str, _Found],
+    ) -> list[tuple[str, list[str]]]:
+        """The pages ranked by their best hits and the retrievers' votes for pages; a page's lead
+        shows the page's score in `found` and keeps its own ranks."""
+        voted = [lead for lead, _, _ in fuser.fuse(page_votes(rankings, groups))]
+        best_hit = {lead: found[lead][0] for lead, _ in groups}
+        ranked = best_hit_and_votes(groups, best_hit, voted, self.fusion.rrf_k)
+        found.update({lead: (s, found[lead][1]) for lead, s in ranked})
+        further = dict(groups)
+        return [(lead, further[lead]) for lead, _ in ranked]
+
+    def _hits(
+        self, found: dict[str, _Found], groups: list[tuple[str, list[str]]], top_k: int
+    ) -> list[RetrievedHit]:
+        """The hits returned or reranked; a chunk deleted since the search is left out."""
+        shown = groups[: max(top_k, self.rerank_top_n if self.reranker else 0)]
+        # Text and metadata only for these (a page's: all of its hits).
+        rows = self.index.rows_for_hits(
+            self.collection, [chunk_id for lead, rest in shown for chunk_id in (lead, *rest)]
+        )
+        return [
+            _hit(rows, found, lead, [_hit(rows, found, c, []) for c in rest if c in rows])
+            for lead, rest in shown
+            if lead in rows
+        ]
 
     def document_cards(self) -> list[DocumentCard]:
         """The profile of every document in the collection, read once per retriever (from
