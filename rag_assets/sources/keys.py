@@ -129,12 +129,21 @@ def is_valid_partition_key(key: object) -> bool:
     return isinstance(key, str) and _MINTED.fullmatch(key) is not None
 
 
-def check_partition_key(key: object) -> str:
-    """The key itself, or InvalidPartitionKey saying why it is refused (before any path is built)."""
+def how_to_add_documents(inbox: str = "the inbox") -> str:
+    """What a person who added a partition by hand (the UI offers it) does instead."""
+    return (
+        f"to add a document, put its file in {inbox} or run `rag-assets ingest PATH`; "
+        f"the inbox sensor deletes a partition that has no file"
+    )
+
+
+def check_partition_key(key: object, inbox: str = "the inbox") -> str:
+    """The key itself, or InvalidPartitionKey saying why it is refused (before any path is built)
+    and what to do instead."""
     if is_valid_partition_key(key):
         return key  # type: ignore[return-value]
     raise InvalidPartitionKey(
         f"partition key {key!r} was not made by rag_assets (keys look like "
         f"'manual.pdf-1a2b3c4d': letters, digits, '.', '_', '-', '~', then 8 hex digits); "
-        f"add documents through the inbox or `rag-assets ingest`, not by hand"
+        f"{how_to_add_documents(inbox)}"
     )

@@ -4,7 +4,8 @@ import os
 from pathlib import Path
 
 import pytest
-from dagster import AssetKey, DagsterInstance
+from dagster import AssetKey
+from dagster._core.instance_for_test import instance_for_test
 
 from rag_assets.cli import main
 from rag_assets.defs.build import build_defs
@@ -25,6 +26,8 @@ from rag_assets.sources.keys import (
 from rag_assets.sources.paths import UnsafePathError, inside
 from rag_assets.sources.raw import capture_raw_document
 from rag_assets.storage import resolve_doc_id
+from rag_assets_tests.support.sensors import inbox_sensor_tick
+from rag_assets_tests.support.workspace import REPOSITORY_SELECTOR, code_location, graphql
 
 HOSTILE_KEYS = [
     "../../victim",
@@ -215,35 +218,69 @@ def test_cli_chunks_refuses_a_path_as_doc_id(tmp_path, capsys):
     assert "no ingested document matches" in capsys.readouterr().err
 
 
+# What the Materialize dialog's "Add a partition" sends (dagster-webapp's CreatePartitionDialog).
+ADD_PARTITION = """
+mutation ($selector: RepositorySelector!, $key: String!) {
+  addDynamicPartition(repositorySelector: $selector, partitionsDefName: "documents",
+                      partitionKey: $key) { __typename }
+}
+"""
+
+
 @pytest.mark.slow
-def test_hand_added_keys_fail_the_run_and_touch_nothing_outside(tmp_path):
+def test_hand_added_keys_fail_the_run_and_touch_nothing_outside(tmp_path, monkeypatch):
+    """Dagster's UI offers "Add a partition" for every dynamic partitions definition, and nothing
+    in Dagster 1.13 turns it off short of a read-only webserver: a key added there fails its run
+    at its first step, saying what to do instead, and the inbox sensor's next tick deletes it."""
     data = tmp_path / "data"
     victim = tmp_path / "victim"
     victim.mkdir()
     (victim / "keep.txt").write_text("keep")
     settings = Settings(data_dir=data)
-    instance = DagsterInstance.ephemeral()
     source = tmp_path / "a.md"
     source.write_text("# Alpha\n\nThe alpha document.\n")
-    (good,) = ingest(settings, [source], instance=instance)
-    assert good.success
-    keys = ["../../victim", str(victim), "..%2F..%2Fvictim", "\uff0e\uff0e\uff0fvictim"]
-    instance.add_dynamic_partitions("documents", keys)  # what the UI's "add partition" does
-    defs = build_defs(settings)
-    job = defs.resolve_job_def(INGEST_JOB)
-    for key in keys:
-        result = job.execute_in_process(partition_key=key, instance=instance, raise_on_error=False)
+    # A file's name, as a person would type it, and keys that would reach outside the data.
+    keys = [
+        "manual.pdf",
+        "../../victim",
+        str(victim),
+        "..%2F..%2Fvictim",
+        "\uff0e\uff0e\uff0fvictim",
+    ]
+    keys_alike = ["manual.pdf-1a2b3c4d"]  # shaped like rag_assets' keys, with no file
+    instead = f"put its file in the inbox ({settings.inbox_dir}) or run `rag-assets ingest PATH`"
+    (tmp_path / "dagster").mkdir()
+    with instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:
+        (good,) = ingest(settings, [source], instance=instance)
+        assert good.success
+        with code_location(instance, data, monkeypatch) as context:
+            for key in keys + keys_alike:
+                added = graphql(
+                    context, ADD_PARTITION, {"selector": REPOSITORY_SELECTOR, "key": key}
+                )
+                assert added["addDynamicPartition"]["__typename"] == "AddDynamicPartitionSuccess"
+        defs = build_defs(settings)
+        job = defs.resolve_job_def(INGEST_JOB)
+        for key in keys + keys_alike:
+            result = job.execute_in_process(
+                partition_key=key, instance=instance, raise_on_error=False
+            )
+            failures = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
+            assert [e.step_key for e in failures] == ["raw_documents"]
+            message = failures[0].event_specific_data.error.message
+            refusal = "was not made by rag_assets" if key in keys else "no file in the inbox has"
+            assert refusal in message and instead in message, message
+        # A downstream asset alone reads through the IO manager, which refuses the key too.
+        downstream = defs.resolve_implicit_global_asset_job_def()
+        result = downstream.execute_in_process(
+            partition_key="../../victim",
+            instance=instance,
+            raise_on_error=False,
+            asset_selection=[AssetKey("vector_index")],
+        )
         assert not result.success
-        failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
-        assert "was not made by rag_assets" in failure.event_specific_data.error.message
-    # A downstream asset alone reads through the IO manager, which refuses the key too.
-    downstream = defs.resolve_implicit_global_asset_job_def()
-    result = downstream.execute_in_process(
-        partition_key="../../victim",
-        instance=instance,
-        raise_on_error=False,
-        asset_selection=[AssetKey("vector_index")],
-    )
-    assert not result.success
+
+        inbox_sensor_tick(defs, instance, None)
+        assert instance.get_dynamic_partitions("documents") == [good.doc_id]
     assert (victim / "keep.txt").read_text() == "keep"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.md", "data", "victim"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.md", "dagster", "data", "victim"]

@@ -21,7 +21,7 @@ from rag_assets.normalize.adapt import to_ir, with_llm_profile
 from rag_assets.parsers.base import ParsedDocument, no_text_reason
 from rag_assets.profile.llm import ProfileCache
 from rag_assets.sources.inbox import InboxFile, inbox_by_key
-from rag_assets.sources.keys import InvalidPartitionKey, check_partition_key
+from rag_assets.sources.keys import InvalidPartitionKey, check_partition_key, how_to_add_documents
 from rag_assets.sources.raw import RawDocument, capture_raw_document
 from rag_assets.text.progress import PAGES_PARSED, progress_line
 
@@ -62,14 +62,16 @@ def raw_documents(context: AssetExecutionContext, inbox: InboxResource):
 def _land(
     log: StepLog, inbox: InboxResource, key: str, files: dict[str, InboxFile]
 ) -> DocumentStep:
+    inbox_named = f"the inbox ({inbox.inbox})"
     try:
-        key = check_partition_key(key)
+        key = check_partition_key(key, inbox_named)
     except InvalidPartitionKey as error:
         raise _document_failure(log, error) from error
     found = files.get(key)
     if found is None:
         raise Failure(
-            f"partition {key}: no file in the inbox has this key (removed or renamed since?)",
+            f"partition {key}: no file in the inbox has this key (removed or renamed since?); "
+            f"{how_to_add_documents(inbox_named)}",
             allow_retries=False,
         )
     try:
