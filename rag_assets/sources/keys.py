@@ -129,7 +129,7 @@ def is_valid_partition_key(key: object) -> bool:
     return isinstance(key, str) and _MINTED.fullmatch(key) is not None
 
 
-def how_to_add_documents(inbox: str = "the inbox") -> str:
+def how_to_add_documents(inbox: str) -> str:
     """What a person who added a partition by hand (the UI offers it) does instead."""
     return (
         f"to add a document, put its file in {inbox} or run `rag-assets ingest PATH`; "
