@@ -117,8 +117,18 @@ def remove_documents(
     others = set(live) - set(doc_ids)
     # Caches first: which entries are a document's is read from its stored files.
     _remove_cache_entries(folder, removed, others)
-    files = [] if keep_inbox_files else scan_folder(folder.inbox, folder.follow_symlinks).files
-    for file in files:
+    if not keep_inbox_files:
+        _remove_inbox_files(folder, removed)
+    _remove_stored_files(folder, removed)
+    if index is not None:
+        for name in index.list_collections():
+            for doc_id, rows in index.delete_documents(name, list(removed)).items():
+                removed[doc_id].index_rows += rows
+    return list(removed.values())
+
+
+def _remove_inbox_files(folder: DataFolder, removed: dict[str, Removed]) -> None:
+    for file in scan_folder(folder.inbox, folder.follow_symlinks).files:
         # A document still stored under a key its path had before is its file's too.
         for key in {file.partition_key, *earlier_partition_keys_for(file.relative_path)}:
             if key in removed:
@@ -127,6 +137,10 @@ def remove_documents(
                 removed[key].source_paths.append(file.relative_path)
                 removed[key].files += 1
                 break
+
+
+def _remove_stored_files(folder: DataFolder, removed: dict[str, Removed]) -> None:
+    """The fixed copies, figures and partition files, and the receipt when it names one."""
     for doc_id, found in removed.items():
         for place in (folder.raw, folder.figures):
             target = inside(place, doc_id)
@@ -141,11 +155,6 @@ def remove_documents(
         if named:
             folder.receipt.unlink()
             removed[named[0]].files += 1
-    if index is not None:
-        for name in index.list_collections():
-            for doc_id, rows in index.delete_documents(name, list(removed)).items():
-                removed[doc_id].index_rows += rows
-    return list(removed.values())
 
 
 # The IO managers' files and their temporaries (`<file>.<32 hex>.tmp`), by the key they hold.

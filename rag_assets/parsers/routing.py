@@ -72,20 +72,9 @@ class ParserRouter:
 
     def choose(self, file_format: str) -> ParserChoice:
         if file_format in _ONLY_READER:
-            parser, reason = _ONLY_READER[file_format]
-            if self.requested not in ("auto", parser):
-                return ParserChoice(
-                    parser, reason, fallbacks=[f"{self.requested} does not read {file_format} here"]
-                )
-            return ParserChoice(parser, reason)
+            return self._only_reader(file_format)
         if self.requested == "unstructured":
-            if file_format in UNSTRUCTURED_FORMATS:
-                return ParserChoice("unstructured", f"{file_format}: Unstructured requested")
-            return ParserChoice(
-                "docling",
-                f"{file_format}: Docling's model-free pipeline",
-                fallbacks=[f"unstructured does not read {file_format} here"],
-            )
+            return self._unstructured(file_format)
         if self.requested == "plaintext" or (self.requested == "auto" and file_format == "txt"):
             if file_format != "txt":
                 raise ConfigurationError(f"parser 'plaintext' reads .txt only, not {file_format}")
@@ -94,6 +83,27 @@ class ParserRouter:
             if self.requested == "pymupdf":
                 raise ConfigurationError(f"parser 'pymupdf' reads PDF only, not {file_format}")
             return ParserChoice("docling", f"{file_format}: Docling's model-free pipeline")
+        return self._pdf()
+
+    def _only_reader(self, file_format: str) -> ParserChoice:
+        parser, reason = _ONLY_READER[file_format]
+        if self.requested not in ("auto", parser):
+            return ParserChoice(
+                parser, reason, fallbacks=[f"{self.requested} does not read {file_format} here"]
+            )
+        return ParserChoice(parser, reason)
+
+    @staticmethod
+    def _unstructured(file_format: str) -> ParserChoice:
+        if file_format in UNSTRUCTURED_FORMATS:
+            return ParserChoice("unstructured", f"{file_format}: Unstructured requested")
+        return ParserChoice(
+            "docling",
+            f"{file_format}: Docling's model-free pipeline",
+            fallbacks=[f"unstructured does not read {file_format} here"],
+        )
+
+    def _pdf(self) -> ParserChoice:
         available, why_not = self.parser_for("docling").pdf_models_available()
         if self.requested == "docling":
             if not available:
