@@ -172,6 +172,16 @@ def _naming(card: DocumentCard, words: list[str]) -> _Naming | None:
     if not tokens:
         return None
     plain = [_plain(w) for w in words]
+    return (
+        _full_naming(tokens, plain)
+        or next(filter(None, (_alias_naming(a, words, plain) for a in card.aliases)), None)
+        or _short_naming(tokens, words, plain)
+        or _first_token_naming(tokens, words)
+    )
+
+
+def _full_naming(tokens: list[str], plain: list[str]) -> _Naming | None:
+    """The name's words in a row, or squashed into one to three words (`Coca Cola`)."""
     for start in range(len(plain) - len(tokens) + 1):
         if plain[start : start + len(tokens)] == tokens:
             return _Naming(start, start + len(tokens), 3)
@@ -180,10 +190,11 @@ def _naming(card: DocumentCard, words: list[str]) -> _Naming | None:
         for width in (1, 2, 3):
             if "".join(plain[start : start + width]) == squashed:
                 return _Naming(start, start + width, 3)
-    for alias in card.aliases:
-        naming = _alias_naming(alias, words, plain)
-        if naming is not None:
-            return naming
+    return None
+
+
+def _short_naming(tokens: list[str], words: list[str], plain: list[str]) -> _Naming | None:
+    """A word written as a name that is the name's initials or a clipped form of it."""
     for position, word in enumerate(words):
         if _initials_of(word, tokens):
             return _Naming(position, position + 1, 2)
@@ -192,11 +203,14 @@ def _naming(card: DocumentCard, words: list[str]) -> _Naming | None:
         )
         if written_as_name and _clipped(plain[position], tokens):
             return _Naming(position, position + 1, 2)
-    if len(tokens) > 1:
-        position = _distinct_first_token(tokens, words)
-        if position is not None:
-            return _Naming(position, position + 1, 1)
     return None
+
+
+def _first_token_naming(tokens: list[str], words: list[str]) -> _Naming | None:
+    if len(tokens) < 2:
+        return None
+    position = _distinct_first_token(tokens, words)
+    return None if position is None else _Naming(position, position + 1, 1)
 
 
 def _alias_naming(alias: str, words: list[str], plain: list[str]) -> _Naming | None:
