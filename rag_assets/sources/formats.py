@@ -85,6 +85,17 @@ _IMAGE_MAGIC = (
 
 def detect_format(path: Path) -> str:
     """The document's format, or a DocumentError that says what is wrong with the file."""
+    file_format = _format_by_suffix(path)
+    size = path.stat().st_size
+    if size == 0:
+        raise DocumentError(f"{path.name}: the file is empty (0 bytes)")
+    with path.open("rb") as handle:
+        head = handle.read(1024)
+    _confirm_content(path, file_format, head)
+    return file_format
+
+
+def _format_by_suffix(path: Path) -> str:
     suffix = path.suffix.lower()
     if suffix in LEGACY_OFFICE:
         raise DocumentError(
@@ -95,11 +106,11 @@ def detect_format(path: Path) -> str:
     if file_format is None:
         supported = ", ".join(sorted(FORMAT_BY_SUFFIX))
         raise DocumentError(f"{path.name}: unsupported file type {path.suffix!r} ({supported})")
-    size = path.stat().st_size
-    if size == 0:
-        raise DocumentError(f"{path.name}: the file is empty (0 bytes)")
-    with path.open("rb") as handle:
-        head = handle.read(1024)
+    return file_format
+
+
+def _confirm_content(path: Path, file_format: str, head: bytes) -> None:
+    """A DocumentError when the file's first bytes are not what its name says."""
     if file_format == "pdf" and b"%PDF" not in head and not _PDF_OBJECT.search(head):
         # A header a few bytes in, or damaged, is MuPDF's to repair: the parser says so.
         raise DocumentError(f"{path.name}: named .pdf but is not a PDF (no %PDF header)")
@@ -121,7 +132,6 @@ def detect_format(path: Path) -> str:
         raise DocumentError(f"{path.name}: named {path.suffix} but holds binary data")
     if file_format in ("csv", "tsv", "asciidoc", "eml") and b"\x00" in head and not _utf16(head):
         raise DocumentError(f"{path.name}: named {path.suffix} but holds binary data")
-    return file_format
 
 
 def mime_type(path: Path, file_format: str) -> str:

@@ -236,31 +236,8 @@ def _within(root: Path, path: Path) -> Path:
 def load_beir_set(folder: Path) -> EvalSet:
     for part in (folder / "corpus.jsonl", folder / "queries.jsonl", *folder.glob("qrels/*")):
         _within(folder, part)
-    corpus_targets: dict[str, Target] = {}
-    passages: list[Passage] = []
-    corpus = folder / "corpus.jsonl"
-    if corpus.is_file():
-        for _, row in _jsonl(corpus):
-            fields = {**row.get("metadata", {}), **row}
-            mapped = {k: fields[k] for k in ("doc", "page", "evidence") if fields.get(k)}
-            corpus_id = str(row["_id"])
-            if mapped:
-                corpus_targets[corpus_id] = Target(**mapped)
-            else:
-                doc_id = f"{folder.name}-{corpus_id}"
-                passages.append(
-                    Passage(doc_id=doc_id, title=row.get("title", ""), text=row["text"])
-                )
-                corpus_targets[corpus_id] = Target(doc=doc_id)
-    relevant: dict[str, list[Target]] = defaultdict(list)
-    for qrels in sorted((folder / "qrels").glob("*.tsv")):
-        with qrels.open(encoding="utf-8", newline="") as handle:
-            for row in csv.reader(handle, delimiter="\t"):
-                if len(row) < 3 or row[0] == "query-id" or float(row[2]) <= 0:
-                    continue
-                if row[1] not in corpus_targets:
-                    raise ConfigurationError(f"{qrels}: corpus id {row[1]!r} is not in {corpus}")
-                relevant[row[0]].append(corpus_targets[row[1]])
+    corpus_targets, passages = _beir_corpus(folder)
+    relevant = _beir_relevant(folder, corpus_targets)
     problems: list[str] = []
     questions = []
     queries = folder / "queries.jsonl"
@@ -280,6 +257,42 @@ def load_beir_set(folder: Path) -> EvalSet:
         if question is not None:
             questions.append(question)
     return EvalSet(name=folder.name, questions=questions, passages=passages, problems=problems)
+
+
+def _beir_corpus(folder: Path) -> tuple[dict[str, Target], list[Passage]]:
+    """Each corpus id's target: the document, page or evidence its metadata names, else a
+    passage of its own."""
+    corpus_targets: dict[str, Target] = {}
+    passages: list[Passage] = []
+    corpus = folder / "corpus.jsonl"
+    if not corpus.is_file():
+        return corpus_targets, passages
+    for _, row in _jsonl(corpus):
+        fields = {**row.get("metadata", {}), **row}
+        mapped = {k: fields[k] for k in ("doc", "page", "evidence") if fields.get(k)}
+        corpus_id = str(row["_id"])
+        if mapped:
+            corpus_targets[corpus_id] = Target(**mapped)
+        else:
+            doc_id = f"{folder.name}-{corpus_id}"
+            passages.append(Passage(doc_id=doc_id, title=row.get("title", ""), text=row["text"]))
+            corpus_targets[corpus_id] = Target(doc=doc_id)
+    return corpus_targets, passages
+
+
+def _beir_relevant(folder: Path, corpus_targets: dict[str, Target]) -> dict[str, list[Target]]:
+    """Each query id's relevant targets, from the qrels files (a positive score)."""
+    relevant: dict[str, list[Target]] = defaultdict(list)
+    for qrels in sorted((folder / "qrels").glob("*.tsv")):
+        with qrels.open(encoding="utf-8", newline="") as handle:
+            for row in csv.reader(handle, delimiter="\t"):
+                if len(row) < 3 or row[0] == "query-id" or float(row[2]) <= 0:
+                    continue
+                if row[1] not in corpus_targets:
+                    corpus = folder / "corpus.jsonl"
+                    raise ConfigurationError(f"{qrels}: corpus id {row[1]!r} is not in {corpus}")
+                relevant[row[0]].append(corpus_targets[row[1]])
+    return relevant
 
 
 def passage_document(passage: Passage) -> StandardizedDocument:
