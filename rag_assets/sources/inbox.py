@@ -80,36 +80,12 @@ def scan_folder(root: Path, follow_symlinks: bool = False) -> InboxScan:
     root = root.resolve()
     for folder, dirs, names in os.walk(root, followlinks=follow_symlinks):
         here = Path(folder)
-        kept_dirs = []
-        for name in sorted(dirs):
-            relative = (here / name).relative_to(root).as_posix()
-            reason = skip_reason(name)
-            if reason is None and (here / name).is_symlink():
-                reason = (
-                    _link_reason(here / name, root, follow_symlinks)
-                    if follow_symlinks
-                    else f"a symbolic link to a folder (not followed; set {FOLLOW_SYMLINKS_SETTING}=1)"
-                )
-            if reason:
-                scan.skipped.append(SkippedFile(printable(relative) + "/", reason))
-            else:
-                kept_dirs.append(name)
-        dirs[:] = kept_dirs
+        dirs[:] = _kept_folders(here, sorted(dirs), root, follow_symlinks, scan)
         for name in names:
             path = here / name
             relative = path.relative_to(root).as_posix()
-            reason = skip_reason(name) or (
-                _link_reason(path, root, follow_symlinks) if path.is_symlink() else None
-            )
-            if reason is None:
-                try:
-                    info = path.stat()
-                except OSError as error:
-                    reason = f"cannot be read: {error.strerror}"
-                else:
-                    if not stat.S_ISREG(info.st_mode):
-                        reason = "not a regular file (a pipe, socket or device)"
-            if reason:
+            info, reason = _regular_file(path, root, follow_symlinks)
+            if info is None:
                 scan.skipped.append(SkippedFile(printable(relative), reason))
                 continue
             scan.files.append(
@@ -120,6 +96,45 @@ def scan_folder(root: Path, follow_symlinks: bool = False) -> InboxScan:
     scan.files.sort(key=lambda f: f.relative_path)
     scan.skipped.sort(key=lambda s: s.relative_path)
     return scan
+
+
+def _kept_folders(
+    here: Path, names: list[str], root: Path, follow_symlinks: bool, scan: InboxScan
+) -> list[str]:
+    """The folders under `here` the walk goes into; the others are added to `scan.skipped`."""
+    kept = []
+    for name in names:
+        relative = (here / name).relative_to(root).as_posix()
+        reason = skip_reason(name)
+        if reason is None and (here / name).is_symlink():
+            reason = (
+                _link_reason(here / name, root, follow_symlinks)
+                if follow_symlinks
+                else f"a symbolic link to a folder (not followed; set {FOLLOW_SYMLINKS_SETTING}=1)"
+            )
+        if reason:
+            scan.skipped.append(SkippedFile(printable(relative) + "/", reason))
+        else:
+            kept.append(name)
+    return kept
+
+
+def _regular_file(
+    path: Path, root: Path, follow_symlinks: bool
+) -> tuple[os.stat_result, None] | tuple[None, str]:
+    """The file's stat when it is a document to read, else why it is left out."""
+    reason = skip_reason(path.name) or (
+        _link_reason(path, root, follow_symlinks) if path.is_symlink() else None
+    )
+    if reason:
+        return None, reason
+    try:
+        info = path.stat()
+    except OSError as error:
+        return None, f"cannot be read: {error.strerror}"
+    if not stat.S_ISREG(info.st_mode):
+        return None, "not a regular file (a pipe, socket or device)"
+    return info, None
 
 
 def scan_inbox(inbox: Path, follow_symlinks: bool = False) -> list[InboxFile]:

@@ -59,6 +59,19 @@ def parse_markdown_table(answer: str) -> tuple[list[list[str]] | None, str | Non
         return None, "empty answer: the model returned no text"
     if answer.strip().upper().startswith("NO TABLE"):
         return None, "no table: the model saw no table in the image"
+    table, reason = _one_table(answer)
+    if table is None:
+        return None, reason
+    header, separator, *body = (_cells(line) for line in table)
+    reason = _shape_problem(header, separator, body)
+    if reason:
+        return None, f"malformed table: {reason}"
+    return [header, *body], None
+
+
+def _one_table(answer: str) -> tuple[list[str], None] | tuple[None, str]:
+    """The lines of the one pipe table (a header over a separator row) in `answer`, or why
+    there is none."""
     blocks = _pipe_blocks(answer)
     tables = [b for b in blocks if len(b) > 1 and all(RULE_CELL.match(c) for c in _cells(b[1]))]
     if not tables:
@@ -67,17 +80,21 @@ def parse_markdown_table(answer: str) -> tuple[list[list[str]] | None, str | Non
         return None, "no table: the answer holds no markdown table"
     if len(tables) > 1:
         return None, f"malformed table: {len(tables)} tables in the answer, one expected"
-    header, separator, *body = (_cells(line) for line in tables[0])
+    return tables[0], None
+
+
+def _shape_problem(header: list[str], separator: list[str], body: list[list[str]]) -> str | None:
+    """What breaks the table's shape: rows of another width than the header, no rows, no text."""
     if len(separator) != len(header):
-        return None, f"malformed table: separator has {len(separator)} cells, header {len(header)}"
+        return f"separator has {len(separator)} cells, header {len(header)}"
     if not body:
-        return None, "malformed table: a header without rows"
+        return "a header without rows"
     for number, row in enumerate(body, start=1):
         if len(row) != len(header):
-            return None, f"malformed table: row {number} has {len(row)} cells, header {len(header)}"
+            return f"row {number} has {len(row)} cells, header {len(header)}"
     if not any(cell for row in (header, *body) for cell in row):
-        return None, "malformed table: every cell is empty"
-    return [header, *body], None
+        return "every cell is empty"
+    return None
 
 
 def validate_vision_table(answer: str, parser_text: str) -> tuple[str | None, str | None]:
