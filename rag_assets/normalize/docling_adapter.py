@@ -129,6 +129,14 @@ class _Walker:
             return True
         if item.content_layer.value == "furniture" and label not in _FURNITURE_KEPT:
             return True  # navigation, banners: not document content
+        if label in _LIST_GROUPS or label in ("inline", "sheet"):
+            return self._group(item, label)
+        if not hasattr(item, "prov"):
+            return False  # a plain group (section, chapter): its children carry the content
+        return self._content(item, label)
+
+    def _group(self, item: Any, label: str) -> bool:
+        """A list or an inline run, rendered whole; a sheet, named by a heading."""
         if label in _LIST_GROUPS:
             lines = _list_lines(self.doc, item, 0)
             self._add("list", "\n".join(lines), item, _doc_items(self.doc, item))
@@ -136,15 +144,15 @@ class _Walker:
         if label == "inline":
             self._add("paragraph", _inline(self.doc, item), item, _doc_items(self.doc, item))
             return True
-        if label == "sheet":
-            # A workbook's sheet is a section named on its tab.
-            name = " ".join(item.name.split())
-            items = _doc_items(self.doc, item)
-            if name and items:  # an empty sheet names nothing
-                self._add("heading", f"# {name}", item, items, level=1, **{LEVEL_STATED: True})
-            return False
-        if not hasattr(item, "prov"):
-            return False  # a plain group (section, chapter): its children carry the content
+        # A workbook's sheet is a section named on its tab.
+        name = " ".join(item.name.split())
+        items = _doc_items(self.doc, item)
+        if name and items:  # an empty sheet names nothing
+            self._add("heading", f"# {name}", item, items, level=1, **{LEVEL_STATED: True})
+        return False
+
+    def _content(self, item: Any, label: str) -> bool:
+        """An item with a place on the page: a table, a picture, a list item, a text."""
         if label in _TABLE_LABELS:
             self._table(item, label)
             return True

@@ -118,43 +118,69 @@ class Packer:
         if alone <= limit:
             return [Piece(index, element, 0, len(text), alone - base)]
         prefix_end, seams, suffix_start = _seams(element)
-        seams = _worded(text, seams)
-        prefix, suffix = text[:prefix_end], text[suffix_start:]
-        # What every part repeats, from the most to nothing: the header rows (or fences) and
-        # caption would leave too little room for the rows themselves when the lead is long,
-        # so a table's parts keep its column heads (the periods) without the row labels'
-        # header, then the caption alone.
-        header = prefix
-        repeats = [(prefix, suffix, caption)]
-        if prefix and element.type in ("table", "toc"):
-            repeats.append((_column_heads(prefix), suffix, caption))
-        repeats += [("", "", caption), ("", "", "")]
-        for prefix, suffix, caption in repeats:
-            # What a chunk of this element costs besides its content.
-            overhead = counter.count(
-                render(lead, [Piece(index, element, 0, 0, 0, prefix, suffix, caption)])
-            )
-            if overhead <= limit // 2:
-                break
+        header = text[:prefix_end]
+        prefix, suffix, caption, overhead = self._repeats(
+            index, element, lead, header, text[suffix_start:], caption
+        )
         repeated = (prefix, suffix, caption, caption_index)
         budget = max(1, limit - overhead)
         pieces: list[Piece] = []
-        for start, end in seams:
+        for start, end in _worded(text, seams):
             cost = counter.count(text[start:end])
             if cost <= budget:
                 pieces.append(Piece(index, element, start, end, cost, *repeated))
-                continue
-            for window_start, window_end in _windows(element, text[start:end], counter, budget):
-                cut = (start + window_start, start + window_end)
-                if not has_words(text[slice(*cut)]):
-                    continue  # the tail of a long dot leader: no chunk of its own
-                cost = counter.count(text[slice(*cut)])
-                pieces.append(Piece(index, element, *cut, cost, *repeated))
+            else:
+                pieces += self._cut_seam(index, element, start, end, budget, repeated)
         if pieces and prefix != header and prefix:
             # The first part keeps the header rows whole where they fit: their text is kept.
             whole = replace(pieces[0], prefix=header)
             if counter.count(render(lead, [whole])) <= limit:
                 pieces[0] = whole
+        return pieces
+
+    def _repeats(
+        self,
+        index: int,
+        element: DocumentElement,
+        lead: str,
+        prefix: str,
+        suffix: str,
+        caption: str,
+    ) -> tuple[str, str, str, int]:
+        """What every part of a split element repeats (prefix, suffix, caption) and what that
+        costs a chunk besides its content, from the most to nothing: the header rows (or
+        fences) and caption would leave too little room for the rows themselves when the lead
+        is long, so a table's parts keep its column heads (the periods) without the row
+        labels' header, then the caption alone."""
+        repeats = [(prefix, suffix, caption)]
+        if prefix and element.type in ("table", "toc"):
+            repeats.append((_column_heads(prefix), suffix, caption))
+        repeats += [("", "", caption), ("", "", "")]
+        for prefix, suffix, caption in repeats:
+            overhead = self.counter.count(
+                render(lead, [Piece(index, element, 0, 0, 0, prefix, suffix, caption)])
+            )
+            if overhead <= self.max_tokens // 2:
+                break
+        return prefix, suffix, caption, overhead
+
+    def _cut_seam(
+        self,
+        index: int,
+        element: DocumentElement,
+        start: int,
+        end: int,
+        budget: int,
+        repeated: tuple[str, str, str, int | None],
+    ) -> list[Piece]:
+        """A seam over the budget, cut into windows that fit it."""
+        text, pieces = element.text, []
+        for window_start, window_end in _windows(element, text[start:end], self.counter, budget):
+            cut = (start + window_start, start + window_end)
+            if not has_words(text[slice(*cut)]):
+                continue  # the tail of a long dot leader: no chunk of its own
+            cost = self.counter.count(text[slice(*cut)])
+            pieces.append(Piece(index, element, *cut, cost, *repeated))
         return pieces
 
     def pack(self, pieces: Sequence[Piece], lead: str) -> list[list[Piece]]:

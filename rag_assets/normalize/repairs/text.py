@@ -104,53 +104,70 @@ def join_split_words(elements: list[DocumentElement]) -> tuple[list[DocumentElem
     writes.
     """
     texts = [text for element in elements for text in prose_units(element)]
-    seen: Counter[str] = Counter(m[0].lower() for text in texts for m in _LATIN_WORD.finditer(text))
-    words = english_words()
+    return _map_prose(elements, _SplitWords(texts).fix, paged_only=False)
 
-    def english(fragments: list[str]) -> bool:
+
+class _SplitWords:
+    """A document's split words, read from all its prose texts at once: which words it writes,
+    whether it is letter-spaced, and which fragments stand alone outside every candidate run."""
+
+    def __init__(self, texts: list[str]) -> None:
+        self.seen: Counter[str] = Counter(
+            m[0].lower() for text in texts for m in _LATIN_WORD.finditer(text)
+        )
+        self.words = english_words()
+        clear_splits = {_joined(run) for text in texts for run in _split_runs(text, self.clear)}
+        self.lenient = len(clear_splits) >= _LETTER_SPACED_WORDS
+        self.runs_in = {text: _split_runs(text, self.candidate) for text in texts}
+        # A fragment counts as a word only where it stands outside every candidate run.
+        in_runs: Counter[str] = Counter(
+            m[0].lower() for runs in self.runs_in.values() for run in runs for m in run
+        )
+        self.alone = {f: self.seen[f] - in_runs[f] for f in in_runs}
+
+    def english(self, fragments: list[str]) -> bool:
         # Letters in a row (`e f`, a list of variables) are no split word.
-        return "".join(fragments).lower() in words and max(map(len, fragments)) >= 3
+        return "".join(fragments).lower() in self.words and max(map(len, fragments)) >= 3
 
-    def clear(fragments: list[str]) -> bool:
-        return english(fragments) and not all(_is_word(f.lower(), words) for f in fragments)
+    def clear(self, fragments: list[str]) -> bool:
+        return self.english(fragments) and not all(
+            _is_word(f.lower(), self.words) for f in fragments
+        )
 
-    clear_splits = {_joined(run) for text in texts for run in _split_runs(text, clear)}
-    lenient = len(clear_splits) >= _LETTER_SPACED_WORDS
-
-    def candidate(fragments: list[str]) -> bool:
-        if "".join(fragments).lower() in seen:  # a Counter's miss costs a call
+    def candidate(self, fragments: list[str]) -> bool:
+        if "".join(fragments).lower() in self.seen:  # a Counter's miss costs a call
             return True
-        return english(fragments) if lenient else clear(fragments)
+        return self.english(fragments) if self.lenient else self.clear(fragments)
 
-    runs_in = {text: _split_runs(text, candidate) for text in texts}
-    # A fragment counts as a word only where it stands outside every candidate run.
-    in_runs: Counter[str] = Counter(
-        m[0].lower() for runs in runs_in.values() for run in runs for m in run
-    )
-    alone = {f: seen[f] - in_runs[f] for f in in_runs}
-
-    def fix(text: str) -> tuple[str, int]:
+    def fix(self, text: str) -> tuple[str, int]:
         pieces: list[str] = []
         cursor = count = 0
-        for run in runs_in[text] if text in runs_in else _split_runs(text, candidate):
-            # A short word standing alone elsewhere at either end of a run is a word of its
-            # own (`cour t in` is `court in`, `a system atic` is `a systematic`).
-            while len(run) > 2 and _free_word(run[0], alone) and candidate(_words(run[1:])):
-                run = run[1:]
-            while len(run) > 2 and _free_word(run[-1], alone) and candidate(_words(run[:-1])):
-                run = run[:-1]
-            single = [not alone[m[0].lower()] for m in run]  # never stands alone elsewhere
-            if not any(single) or _stray_letter(run, alone):
-                continue
-            # English words that each also stand alone are a phrase (`carry out`), unless the
-            # document writes them joined or letter-spacing left a non-word among them.
-            if not all(single) and not (seen[_joined(run)] or clear(_words(run))):
+        runs = self.runs_in[text] if text in self.runs_in else _split_runs(text, self.candidate)
+        for run in runs:
+            run = self._trimmed(run)
+            if not self._joins(run):
                 continue
             pieces += [text[cursor : run[0].start()], "".join(_words(run))]
             cursor, count = run[-1].end(), count + 1
         return "".join(pieces) + text[cursor:], count
 
-    return _map_prose(elements, fix, paged_only=False)
+    def _trimmed(self, run: list[re.Match[str]]) -> list[re.Match[str]]:
+        """A short word standing alone elsewhere at either end of a run is a word of its own
+        (`cour t in` is `court in`, `a system atic` is `a systematic`)."""
+        alone, candidate = self.alone, self.candidate
+        while len(run) > 2 and _free_word(run[0], alone) and candidate(_words(run[1:])):
+            run = run[1:]
+        while len(run) > 2 and _free_word(run[-1], alone) and candidate(_words(run[:-1])):
+            run = run[:-1]
+        return run
+
+    def _joins(self, run: list[re.Match[str]]) -> bool:
+        single = [not self.alone[m[0].lower()] for m in run]  # never stands alone elsewhere
+        if not any(single) or _stray_letter(run, self.alone):
+            return False
+        # English words that each also stand alone are a phrase (`carry out`), unless the
+        # document writes them joined or letter-spacing left a non-word among them.
+        return all(single) or bool(self.seen[_joined(run)] or self.clear(_words(run)))
 
 
 def _words(run: list[re.Match[str]]) -> list[str]:
