@@ -145,27 +145,32 @@ def test_partition_metadata_still_goes_through_the_steps_accumulator() -> None:
     assert "partition_key=partition_key" in source
 
 
-def _materializations(run_id: str, count: int) -> list:
+def _event(run_id: str, event_type, data):
+    """One event of a run's log, as a step or run creation reports it."""
     import time
 
-    from dagster import AssetKey, AssetMaterialization
-    from dagster._core.events import DagsterEvent, DagsterEventType, StepMaterializationData
+    from dagster._core.events import DagsterEvent
     from dagster._core.events.log import EventLogEntry
 
+    return EventLogEntry(
+        error_info=None,
+        level="debug",
+        user_message="",
+        run_id=run_id,
+        timestamp=time.time(),
+        dagster_event=DagsterEvent(event_type.value, "job", event_specific_data=data),
+    )
+
+
+def _materializations(run_id: str, count: int) -> list:
+    from dagster import AssetKey, AssetMaterialization
+    from dagster._core.events import DagsterEventType, StepMaterializationData
+
     return [
-        EventLogEntry(
-            error_info=None,
-            level="debug",
-            user_message="",
-            run_id=run_id,
-            timestamp=time.time(),
-            dagster_event=DagsterEvent(
-                DagsterEventType.ASSET_MATERIALIZATION.value,
-                "job",
-                event_specific_data=StepMaterializationData(
-                    AssetMaterialization(AssetKey("doc"), partition=f"p{i}")
-                ),
-            ),
+        _event(
+            run_id,
+            DagsterEventType.ASSET_MATERIALIZATION,
+            StepMaterializationData(AssetMaterialization(AssetKey("doc"), partition=f"p{i}")),
         )
         for i in range(count)
     ]
@@ -206,27 +211,14 @@ def test_an_event_batch_is_one_transaction_a_shard_all_or_nothing(
 
 def _planned(run_id: str, assets: list[str], partitions: int) -> list:
     """A run's planned materializations as Dagster reports them: each asset, each partition."""
-    import time
-
     from dagster import AssetKey
-    from dagster._core.events import AssetMaterializationPlannedData, DagsterEvent
-    from dagster._core.events import DagsterEventType as EventType
-    from dagster._core.events.log import EventLogEntry
+    from dagster._core.events import AssetMaterializationPlannedData, DagsterEventType
 
     return [
-        EventLogEntry(
-            error_info=None,
-            level="debug",
-            user_message="",
-            run_id=run_id,
-            timestamp=time.time(),
-            dagster_event=DagsterEvent(
-                EventType.ASSET_MATERIALIZATION_PLANNED.value,
-                "job",
-                event_specific_data=AssetMaterializationPlannedData(
-                    AssetKey(asset), partition=f"p{i}"
-                ),
-            ),
+        _event(
+            run_id,
+            DagsterEventType.ASSET_MATERIALIZATION_PLANNED,
+            AssetMaterializationPlannedData(AssetKey(asset), partition=f"p{i}"),
         )
         for asset in assets
         for i in range(partitions)
