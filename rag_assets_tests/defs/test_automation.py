@@ -239,7 +239,7 @@ def test_automation_requests_nothing_a_running_cli_ingest_run_does(tmp_path, mon
 
     # Its two runs: the steps without checks, then the checked ones.
     landing, checked = split_parts(PIPELINE)
-    assert _execute(instance, defs, [key], landing, {}, RunProgress()).success
+    assert _execute(instance, defs, [key], landing, {}, RunProgress(), ["pumps.md"]).success
     result = evaluate_automation_conditions(defs, instance, cursor=cursor)
     assert _requested(result, key) == []
     requested, run, _ = _requests_while_running_and_ending(
@@ -247,7 +247,7 @@ def test_automation_requests_nothing_a_running_cli_ingest_run_does(tmp_path, mon
         instance,
         key,
         result.cursor,
-        lambda: _execute(instance, defs, [key], checked, {}, RunProgress()),
+        lambda: _execute(instance, defs, [key], checked, {}, RunProgress(), ["pumps.md"]),
         monkeypatch,
     )
     assert run.success
