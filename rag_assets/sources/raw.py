@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -67,6 +68,28 @@ def check_document(
     return file_format, page_count
 
 
+def _replace_copy(source: Path, relative_path: str, sha256: str, target_dir: Path) -> None:
+    """The file's copy put in place whole: made and checked beside the folder, then swapped in,
+    so another run of the same document (two launched at once) never reads a half-made or
+    removed copy."""
+    staged = target_dir.with_name(f".{target_dir.name}.{os.getpid()}.staged")
+    shutil.rmtree(staged, ignore_errors=True)
+    staged.mkdir(parents=True)
+    shutil.copyfile(source, staged / source.name)
+    if sha256_file(staged / source.name) != sha256:
+        shutil.rmtree(staged)
+        raise OSError(f"{relative_path}: the file changed while it was being copied; retry")
+    if target_dir.exists():
+        shutil.rmtree(target_dir, ignore_errors=True)
+    try:
+        os.replace(staged, target_dir)
+    except OSError:
+        # Another run of the document put its copy there meanwhile: the same bytes, or its own.
+        shutil.rmtree(staged, ignore_errors=True)
+        if not (target_dir / source.name).is_file():
+            raise
+
+
 def capture_raw_document(
     source: Path,
     relative_path: str,
@@ -76,17 +99,13 @@ def capture_raw_document(
     limits: DocumentLimits | None = None,
 ) -> RawDocument:
     """Check the file (`check_document`) and copy it under `raw_dir/<doc_id>/`, replacing any
-    older copy."""
+    older copy; a copy of the same bytes already there is kept."""
     target_dir = inside(raw_dir, check_partition_key(doc_id))
     file_format, page_count = check_document(source, relative_path, max_mb, limits)
     sha256 = sha256_file(source)
-    if target_dir.exists():
-        shutil.rmtree(target_dir)
-    target_dir.mkdir(parents=True)
     stored = inside(target_dir, source.name)
-    shutil.copyfile(source, stored)
-    if sha256_file(stored) != sha256:
-        raise OSError(f"{relative_path}: the file changed while it was being copied; retry")
+    if not (stored.is_file() and sha256_file(stored) == sha256):
+        _replace_copy(source, relative_path, sha256, target_dir)
     return RawDocument(
         doc_id=doc_id,
         source_path=relative_path,

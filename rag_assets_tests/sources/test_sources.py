@@ -77,6 +77,23 @@ def test_raw_record_copies_the_file_and_replaces_an_older_copy(tmp_path):
     )
 
 
+def test_a_raw_copy_of_the_same_bytes_is_kept_and_a_new_one_swapped_in_whole(tmp_path):
+    source = tmp_path / "inbox" / "guide.md"
+    source.parent.mkdir()
+    source.write_text("# Guide\n\nfirst")
+    raw_dir = tmp_path / "raw"
+    key = partition_key_for("guide.md")
+    stored = Path(capture_raw_document(source, "guide.md", key, raw_dir).stored_path)
+    kept = stored.stat().st_ino
+    # Another run of the same document reads this copy meanwhile: it is never removed.
+    assert Path(capture_raw_document(source, "guide.md", key, raw_dir).stored_path) == stored
+    assert stored.stat().st_ino == kept
+    source.write_text("# Guide\n\nsecond version")
+    capture_raw_document(source, "guide.md", key, raw_dir)
+    assert stored.read_text() == "# Guide\n\nsecond version"
+    assert [p.name for p in raw_dir.iterdir()] == [key]  # nothing staged left beside it
+
+
 def test_inbox_plan_adds_reruns_and_removes(tmp_path):
     inbox = tmp_path / "inbox"
     (inbox / "sub").mkdir(parents=True)
