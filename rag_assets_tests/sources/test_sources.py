@@ -58,12 +58,16 @@ def test_formats_are_confirmed_by_content(tmp_path):
             detect_format(tmp_path / name)
 
 
-def test_raw_record_copies_the_file_and_replaces_an_older_copy(tmp_path):
+def _guide_in_inbox(tmp_path: Path) -> tuple[Path, Path, str]:
+    """An inbox file, the folder its raw copies go to, and its partition key."""
     source = tmp_path / "inbox" / "guide.md"
     source.parent.mkdir()
     source.write_text("# Guide\n\nfirst")
-    raw_dir = tmp_path / "raw"
-    key = partition_key_for("guide.md")
+    return source, tmp_path / "raw", partition_key_for("guide.md")
+
+
+def test_raw_record_copies_the_file_and_replaces_an_older_copy(tmp_path):
+    source, raw_dir, key = _guide_in_inbox(tmp_path)
     first = capture_raw_document(source, "guide.md", key, raw_dir)
     source.write_text("# Guide\n\nsecond version")
     second = capture_raw_document(source, "guide.md", key, raw_dir)
@@ -78,11 +82,7 @@ def test_raw_record_copies_the_file_and_replaces_an_older_copy(tmp_path):
 
 
 def test_a_raw_copy_of_the_same_bytes_is_kept_and_a_new_one_swapped_in_whole(tmp_path):
-    source = tmp_path / "inbox" / "guide.md"
-    source.parent.mkdir()
-    source.write_text("# Guide\n\nfirst")
-    raw_dir = tmp_path / "raw"
-    key = partition_key_for("guide.md")
+    source, raw_dir, key = _guide_in_inbox(tmp_path)
     stored = Path(capture_raw_document(source, "guide.md", key, raw_dir).stored_path)
     kept = stored.stat().st_ino
     # Another run of the same document reads this copy meanwhile: it is never removed.
