@@ -12,7 +12,8 @@ batches of 32, and inserted into a Milvus Lite collection made by pymilvus's qui
 the text and file name go in its dynamic field).
 
 Prints one JSON line: when the imports were done (`ready`, time.time()), the seconds from
-then to the end, the windows indexed, and each step's (start, end) spans on time.time().
+then to the end, the windows indexed, each step's (start, end) spans on time.time(), and the
+word pieces its windows fed the model (`tokens`, counted once its clock has stopped).
 """
 
 from __future__ import annotations
@@ -49,6 +50,15 @@ def read(path: Path) -> str:
     return path.read_text()
 
 
+def embedded_tokens(model: SentenceTransformer, texts: list[str]) -> int:
+    """The word pieces sentence-transformers feeds the model for `texts`: each stripped and cut
+    at the model's max_seq_length (256 for MiniLM), [CLS] and [SEP] included."""
+    return sum(
+        int(model.tokenize(texts[first : first + BATCH_SIZE])["attention_mask"].sum())
+        for first in range(0, len(texts), BATCH_SIZE)
+    )
+
+
 def run(model_folder: Path, db_path: Path, files: list[Path]) -> dict:
     ready = time.time()
     spans: dict[str, list[tuple[float, float]]] = {}
@@ -61,7 +71,7 @@ def run(model_folder: Path, db_path: Path, files: list[Path]) -> dict:
     timed("load model", start)
     client = MilvusClient(str(db_path))
     client.create_collection(COLLECTION, dimension=model.get_sentence_embedding_dimension())
-    indexed = 0
+    embedded: list[str] = []
     for path in files:
         start = time.time()
         text = read(path)
@@ -74,14 +84,21 @@ def run(model_folder: Path, db_path: Path, files: list[Path]) -> dict:
         timed("embed", start)
         start = time.time()
         rows = [
-            {"id": indexed + i, "vector": vector.tolist(), "text": text, "file": path.name}
+            {"id": len(embedded) + i, "vector": vector.tolist(), "text": text, "file": path.name}
             for i, (text, vector) in enumerate(zip(texts, vectors, strict=True))
         ]
         client.insert(COLLECTION, rows)
         timed("index", start)
-        indexed += len(rows)
+        embedded += texts
     client.close()
-    return {"ready": ready, "seconds": time.time() - ready, "chunks": indexed, "spans": spans}
+    seconds = time.time() - ready
+    return {
+        "ready": ready,
+        "seconds": seconds,
+        "chunks": len(embedded),
+        "spans": spans,
+        "tokens": embedded_tokens(model, embedded),
+    }
 
 
 def main() -> None:

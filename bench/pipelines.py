@@ -65,9 +65,10 @@ def straight_script(files: list[Path], data_dir: Path) -> tuple[float, int, list
     return time.perf_counter() - started, chunks_total, texts, spans
 
 
-def naive_path(files: list[Path], data_dir: Path) -> tuple[float, int, dict, list]:
+def naive_path(files: list[Path], data_dir: Path) -> tuple[float, int, dict, list, int]:
     """bench/naive_script.py in a process of its own, with the bundled model; its figures
-    from when its imports were done, as the other paths import before their clocks start."""
+    from when its imports were done, as the other paths import before their clocks start, and
+    the word pieces it embedded."""
     from rag_assets.embedding.models import EmbeddingSpec, resolve_model
 
     data_dir.mkdir(parents=True)
@@ -86,6 +87,7 @@ def naive_path(files: list[Path], data_dir: Path) -> tuple[float, int, dict, lis
         report["chunks"],
         spans,
         samples_from(sampler.samples, report["ready"]),
+        report["tokens"],
     )
 
 

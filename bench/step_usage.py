@@ -1,15 +1,16 @@
-"""Wall time, CPU seconds and peak RSS per step of a run, for bench/throughput.py.
+"""Wall time, CPU seconds, peak RSS and busy cores per step of a run, for bench/throughput.py.
 
 A thread samples this process and its children (the parse workers, Milvus Lite's engine, the
-naive script's process) every 0.1 s; a step's figures are read off the samples between its
-start and end, so the Dagster runs (steps from the run's events) and the scripts (steps they
-time themselves) are measured the same way.
+naive script's process) every 0.1 s, and each core's busy and total time from /proc/stat; a
+step's figures are read off the samples between its start and end, so the Dagster runs (steps
+from the run's events) and the scripts (steps they time themselves) are measured the same way.
 """
 
 from __future__ import annotations
 
 import bisect
 import contextlib
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -33,12 +34,28 @@ def cpu_seconds() -> tuple[float, float]:
     return own, own + stopped + live
 
 
+def core_jiffies() -> tuple[tuple[int, int], ...]:
+    """(busy, total) clock ticks of each core this process may run on, from /proc/stat: the
+    whole machine's work on them, not only this process's."""
+    allowed = {f"cpu{n}" for n in os.sched_getaffinity(0)}
+    found = []
+    with open("/proc/stat") as stat:
+        for line in stat:
+            name, *ticks = line.split()
+            if name in allowed:
+                # user nice system idle iowait irq softirq steal; guest time is in user's
+                counts = [int(t) for t in ticks[:8]]
+                found.append((sum(counts) - counts[3] - counts[4], sum(counts)))
+    return tuple(found)
+
+
 @dataclass(frozen=True)
 class Sample:
     at: float  # time.time(), the clock of Dagster's event timestamps
     rss: int  # this process plus its children, bytes
     own_cpu: float
     all_cpu: float  # with the children's
+    cores: tuple[tuple[int, int], ...] = ()  # core_jiffies() then
 
 
 class UsageSampler:
@@ -59,7 +76,7 @@ class UsageSampler:
         for child in me.children(recursive=True):
             with contextlib.suppress(psutil.NoSuchProcess):
                 rss += child.memory_info().rss
-        self.samples.append(Sample(time.time(), rss, *cpu_seconds()))
+        self.samples.append(Sample(time.time(), rss, *cpu_seconds(), core_jiffies()))
 
     def _run(self) -> None:
         while not self._stop.wait(self._interval):
@@ -119,6 +136,83 @@ def usage(samples: list[Sample], spans: list[Span]) -> dict:
         "children_cpu": children,
         "peak_rss_gib": peak / 2**30,
     }
+
+
+BUSY_SHARE = 0.8  # a core at least this busy between two samples counts as busy
+
+
+def busy_intervals(samples: list[Sample], threshold: float = BUSY_SHARE) -> list[tuple]:
+    """(start, end, cores busy) between consecutive samples; an interval in which some core's
+    clock did not tick (shorter than a tick) is merged into the next."""
+    timed = [s for s in samples if s.cores]
+    found = []
+    last = timed[0] if timed else None
+    for sample in timed[1:]:
+        ticks = [
+            (busy - busy_before, total - total_before)
+            for (busy_before, total_before), (busy, total) in zip(
+                last.cores, sample.cores, strict=True
+            )
+        ]
+        if any(total <= 0 for _, total in ticks):
+            continue
+        found.append((last.at, sample.at, sum(busy / total >= threshold for busy, total in ticks)))
+        last = sample
+    return found
+
+
+def busy_seconds(intervals: list[tuple], spans: list[Span], cores: int) -> dict[int, float]:
+    """Seconds of the spans during which k cores were busy, for k from `cores` down to 0."""
+    found = dict.fromkeys(range(cores, -1, -1), 0.0)
+    starts = [start for start, _, _ in intervals]
+    for start, end in spans:
+        # from the last interval starting before the span on
+        for first, last, busy in intervals[max(0, bisect.bisect_right(starts, start) - 1) :]:
+            if first >= end:
+                break
+            found[busy] += max(0.0, min(last, end) - max(first, start))
+    return found
+
+
+def busy_rows(path: str, spans: dict[str, list[Span]], samples: list[Sample]) -> list[dict]:
+    """Per step and over the whole run: the share of its wall time during which all the cores
+    were busy, fewer of them, none."""
+    intervals = busy_intervals(samples)
+    cores = max((len(s.cores) for s in samples), default=0)
+    whole = [(samples[0].at, samples[-1].at)]
+    rows = []
+    for step, step_spans in [*spans.items(), ("whole", whole)]:
+        seconds = busy_seconds(intervals, step_spans, cores)
+        measured = sum(seconds.values())
+        own = usage(samples, step_spans)
+        wall = own["seconds"]
+        rows.append(
+            {"path": path, "step": step, "seconds": round(measured, 1)}
+            | {
+                f"{k} of {cores} cores busy": f"{100 * s / measured:.0f}%" if measured else ""
+                for k, s in seconds.items()
+            }
+            # what the path itself kept busy, apart from other jobs on the machine
+            | {
+                "path's CPU s / wall s": round((own["own_cpu"] + own["children_cpu"]) / wall, 2)
+                if wall
+                else ""
+            }
+        )
+    return rows
+
+
+def busy_report(paths: dict[str, tuple]) -> str:
+    """busy_rows of each path's (wall seconds, chunks, spans, samples), under a heading."""
+    rows = [
+        row
+        for path, (_, _, spans, samples) in paths.items()
+        for row in busy_rows(path, spans, samples)
+    ]
+    return (
+        f"## Cores busy (a core at least {BUSY_SHARE:.0%} busy between two samples; the whole "
+        f"machine's work counts)\n{table(rows)}\n"
+    )
 
 
 def dagster_step_spans(settings) -> dict[str, list[Span]]:
@@ -193,9 +287,11 @@ def samples_from(samples: list[Sample], start: float) -> list[Sample]:
     """The samples from `start` on, opened by one at `start` (CPU interpolated, RSS of the
     sample before): a path's figures without what ran before its clock started."""
     own, all_cpu = _cpu_at(samples, start)
-    before = [s for s in samples if s.at <= start]
-    rss = before[-1].rss if before else samples[0].rss
-    return [Sample(start, rss, own, all_cpu)] + [s for s in samples if s.at > start]
+    before = [s for s in samples if s.at <= start] or samples[:1]
+    # the cores' ticks of the sample before: the first interval's busy share is read over
+    # the sampling interval `start` falls in
+    opening = Sample(start, before[-1].rss, own, all_cpu, before[-1].cores)
+    return [opening] + [s for s in samples if s.at > start]
 
 
 def side_by_side(

@@ -24,12 +24,17 @@ tables) and the fixture PDFs when ../shared is there:
 side: wall time, pages/s, CPU seconds and chunks a page, peak RSS, the ratios ingest / naive
 script (bench/naive_script.py: pymupdf4llm, fixed windows, MiniLM, Milvus Lite, no code of
 ours) and ingest / script (Dagster's share), and per step (per asset for ingest) seconds, CPU
-seconds a page and peak RSS.
+seconds a page and peak RSS. With e2e, right before the ingest, the embedding model's ceiling
+on these cores (bench/embedding_ceiling.py), then the ingest's embedding against it (word
+pieces embedded and padded, word pieces/s while encoding, share of the ceiling, word pieces a
+page beside the naive script's); and for every path, per step, the share of its wall time with
+all the cores busy, fewer, none.
 
 `--set many-documents` cuts N short documents (`--pages-per-document`, 2 or a range like 1-3)
 from those filings, Markdown, DOCX and HTML among them with `--mixed`, and runs the naive
 script and ingest on them: wall time, pages and documents/s, Dagster runs, orchestration
-seconds a document and peak RSS against their targets (bench/many_documents.py).
+seconds a document and peak RSS against their targets (bench/many_documents.py), then the
+embedding against the ceiling and the busy cores as above.
 """
 
 from __future__ import annotations
@@ -45,11 +50,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from embedding_ceiling import ceiling_run, embedding_against_ceiling  # noqa: E402
 from generated_corpus import write_corpus  # noqa: E402
 from many_documents import many_documents_run  # noqa: E402
 from pipelines import end_to_end, naive_path, straight_script  # noqa: E402
 from step_usage import (  # noqa: E402
     UsageSampler,
+    busy_report,
     cpu_seconds,
     side_by_side,
     step_rows,
@@ -232,18 +239,25 @@ def filings_run(args: argparse.Namespace, work: Path) -> None:
     pages = sum(page_count(f) for f in files)
     print(f"financebench-dev: {len(files)} filings, {pages} pages ({FILINGS})\n")
     measured: dict[str, tuple[float, int, dict, list]] = {}
+    naive_tokens = None
     if "naive" in parts:  # its own process: nothing of ours in its memory
-        measured[NAIVE] = naive_path(files, work / "naive")
+        *naive_figures, naive_tokens = naive_path(files, work / "naive")
+        measured[NAIVE] = tuple(naive_figures)
     if "script" in parts:  # before ingest, as in the generated corpus's run
         with UsageSampler() as sampler:
             seconds, chunks, _, spans = straight_script(files, work / "script")
         measured[SCRIPT] = (seconds, chunks, spans, sampler.samples)
     if "e2e" in parts:
+        ceiling = ceiling_run(files)  # right before the ingest, on the machine it runs on
         seconds, chunks, spans, sampler = end_to_end(files, work / "e2e")
         measured[INGEST] = (seconds, chunks, spans, sampler.samples)
     paths = {name: measured[name] for name in (INGEST, NAIVE, SCRIPT) if name in measured}
     ratios = [(INGEST, NAIVE), (INGEST, SCRIPT)]
     print("## End to end, default settings\n" + side_by_side(pages, paths, ratios) + "\n")
+    if "e2e" in parts:
+        naive = (naive_tokens, measured[NAIVE][2]) if NAIVE in measured else None
+        print(embedding_against_ceiling(ceiling, pages, work / "e2e", naive, (INGEST, NAIVE)))
+    print(busy_report(paths))
 
 
 def main() -> None:

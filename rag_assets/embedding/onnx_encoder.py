@@ -21,6 +21,7 @@ from rag_assets.embedding.onnx_export import (
     ExportInfo,
     read_info,
 )
+from rag_assets.embedding.token_counts import record_tokens
 
 if TYPE_CHECKING:
     import onnxruntime
@@ -52,13 +53,18 @@ class OnnxEncoder:
         self._batch_size = batch_size
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        """(len(texts), hidden) float32, rows L2-normalized, in the order of `texts`."""
+        """(len(texts), hidden) float32, rows L2-normalized, in the order of `texts`; each
+        text's word pieces and the width its batch ran at go to the open token ledger."""
         encodings = self._tokenizer.encode_batch(texts)
+        lengths = [len(e.ids) for e in encodings]
         out = np.empty((len(texts), self.info.hidden_size), dtype=np.float32)
-        for rows in length_batches([len(e.ids) for e in encodings], self._batch_size):
+        widths = np.empty(len(texts), dtype=np.int64)  # the width each text's batch ran at
+        for rows in length_batches(lengths, self._batch_size):
             feed, mask = self._pad([encodings[i] for i in rows])
             hidden = self._session.run(None, feed)[0]
             out[rows] = _pool(hidden, mask, self._pooling)
+            widths[rows] = mask.shape[1]
+        record_tokens(lengths, widths.tolist())
         return out / np.linalg.norm(out, axis=1, keepdims=True)
 
     def _pad(self, encodings: list) -> tuple[dict[str, np.ndarray], np.ndarray]:

@@ -316,18 +316,22 @@ def test_chunk_embeddings_records_the_runtime_and_a_new_runtime_re_embeds(tmp_pa
         assert outcome.success, outcome.summary()
         (record,) = instance.fetch_materializations(AssetKey("chunk_embeddings"), limit=1).records
         metadata = record.asset_materialization.metadata
-        return outcome.ran, metadata["runtime"].value, metadata["runtime_fallback"].value
+        return outcome.ran, metadata["runtime"].value, metadata["runtime_fallback"].value, metadata
 
-    ran, runtime, fallback = run("onnx")
+    ran, runtime, fallback, metadata = run("onnx")
     assert "chunk_embeddings" in ran and (runtime, fallback) == ("onnx", "none")
+    # one chunk, a model batch of its own: its word pieces, no padding
+    assert metadata["vectors"].value == 1
+    assert metadata["embedded_tokens"].value > 3 and metadata["padding_tokens"].value == 0
     assert run("onnx")[0] == ()  # nothing changed, nothing ran
-    ran, runtime, fallback = run("flag")
+    ran, runtime, fallback, metadata = run("flag")
     assert ran[0] == "chunk_embeddings" and (runtime, fallback) == ("flag", "none")
+    assert "embedded_tokens" not in metadata  # FlagEmbedding counts none
     # An export that cannot be written: the run still lands, on FlagEmbedding, and says why.
     blocked = tmp_path / "blocked"
     blocked.write_text("a file where the export cache should be")
     monkeypatch.setenv("RAG_ASSETS_MODEL_CACHE", str(blocked))
     load_embedder.cache_clear()  # an int8 model loaded by an earlier test would be reused
-    ran, runtime, fallback = run("onnx-int8")
+    ran, runtime, fallback, _ = run("onnx-int8")
     assert ran[0] == "chunk_embeddings" and runtime == "flag"
     assert "runtime 'onnx-int8' failed" in fallback

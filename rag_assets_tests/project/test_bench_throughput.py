@@ -23,6 +23,7 @@ BENCH_MODULES = (
     "pipelines.py",
     "naive_script.py",
     "many_documents.py",
+    "embedding_ceiling.py",
 )
 
 
@@ -88,7 +89,13 @@ def test_files_takes_the_first_filings_by_name(checkout: Path) -> None:
         assert len(throughput.filings(None)) == 3
     finally:
         sys.path.remove(str(checkout / "bench"))
-        for name in ("generated_corpus", "step_usage", "pipelines"):
+        for name in (
+            "generated_corpus",
+            "step_usage",
+            "pipelines",
+            "many_documents",
+            "embedding_ceiling",
+        ):
             sys.modules.pop(name, None)
 
 
@@ -212,11 +219,12 @@ def test_naive_path_indexes_every_window_and_times_each_step(
     generated_corpus = load_bench_module(monkeypatch, "generated_corpus")
     naive_script = load_bench_module(monkeypatch, "naive_script")
     pdf = generated_corpus.write_corpus(tmp_path / "corpus", pages=2, pages_per_doc=2)[0]
-    seconds, chunks, spans, samples = pipelines.naive_path([pdf], tmp_path / "naive")
+    seconds, chunks, spans, samples, tokens = pipelines.naive_path([pdf], tmp_path / "naive")
 
     import pymupdf4llm
 
     assert chunks == len(naive_script.windows(pymupdf4llm.to_markdown(str(pdf)))) > 1
+    assert chunks * 3 < tokens <= chunks * 256  # cut at MiniLM's 256 word pieces
     assert set(spans) == {"load model", "parse", "chunk", "embed", "index"}
     assert all(len(found) == 1 for step, found in spans.items() if step != "load model")
     assert samples[0].at <= spans["load model"][0][0] and spans["index"][0][1] <= samples[-1].at
@@ -227,3 +235,109 @@ def test_naive_path_indexes_every_window_and_times_each_step(
     finally:
         client.close()
     assert len(stored) == chunks and {row["file"] for row in stored} == {pdf.name}
+
+
+def test_busy_cores_are_read_off_each_cores_ticks_between_samples(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    step_usage = load_bench_module(monkeypatch, "step_usage")
+
+    def sample(at: float, cores: tuple) -> object:
+        return step_usage.Sample(at=at, rss=0, own_cpu=0, all_cpu=0, cores=cores)
+
+    # (busy, total) ticks a core: 0-1 both busy, 1-2 one, 2-3 none, 3-3.01 no tick yet
+    samples = [
+        sample(0, ((0, 0), (0, 0))),
+        sample(1, ((9, 10), (8, 10))),
+        sample(2, ((19, 20), (10, 20))),
+        sample(3, ((20, 30), (11, 30))),
+        sample(3.01, ((20, 30), (11, 30))),
+        sample(4, ((30, 40), (21, 40))),
+    ]
+    intervals = step_usage.busy_intervals(samples)
+    assert intervals == [(0, 1, 2), (1, 2, 1), (2, 3, 0), (3, 4, 2)]  # the tickless one merged
+    assert step_usage.busy_seconds(intervals, [(0.5, 2.5)], cores=2) == {2: 0.5, 1: 1.0, 0: 0.5}
+    rows = step_usage.busy_rows("ingest", {"embed": [(0, 1), (3, 4)]}, samples)
+    assert rows[0] == {
+        "path": "ingest",
+        "step": "embed",
+        "seconds": 2.0,
+        "2 of 2 cores busy": "100%",
+        "1 of 2 cores busy": "0%",
+        "0 of 2 cores busy": "0%",
+        "path's CPU s / wall s": 0.0,
+    }
+    assert rows[1]["step"] == "whole" and rows[1]["2 of 2 cores busy"] == "50%"
+
+
+def test_ceiling_windows_are_exactly_256_word_pieces_of_running_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ceiling = load_bench_module(monkeypatch, "embedding_ceiling")
+    ids = list(range(1000, 1600))
+    windows = ceiling.token_windows(ids, bookends=[101, 102], count=2)
+    assert [len(w) for w in windows] == [256, 256]
+    assert windows[0] == [101, *range(1000, 1254), 102]
+    assert windows[1][1:-1] == list(range(1254, 1508))
+    with pytest.raises(SystemExit):
+        ceiling.token_windows(ids, bookends=[101, 102], count=3)
+
+
+def test_the_ceiling_is_the_best_cell_and_the_ingest_is_set_against_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ceiling = load_bench_module(monkeypatch, "embedding_ceiling")
+    grid = [
+        {"threads": 1, "batch": 8, "runs": 4, "seconds": 3.0, "tokens_per_s": 2000},
+        {"threads": 2, "batch": 8, "runs": 7, "seconds": 3.0, "tokens_per_s": 4000},
+        {"threads": 2, "batch": 32, "runs": 2, "seconds": 3.0, "tokens_per_s": 4000},
+    ]
+    assert ceiling.best(grid) is grid[1]
+    report = ceiling.ceiling_report({"grid": grid, "ingest": {"threads": 2, "batch": 8}})
+    assert "| 2 | 8 | 7 | 3.0 | 4000 | best, the ingest's settings |" in report
+    assert report.endswith(
+        "ceiling: 4,000 word pieces/s (intra-op threads 2, batch 8, 256 word pieces a text)"
+    )
+
+    # two steps: the first embedded two documents and records its 10 s on both
+    records = [
+        {
+            "run_id": "r1",
+            "step_key": "s",
+            "encode_seconds": 10.0,
+            "embedded_tokens": 15_000,
+            "padding_tokens": 1_000,
+        },
+        {
+            "run_id": "r1",
+            "step_key": "s",
+            "encode_seconds": 10.0,
+            "embedded_tokens": 5_000,
+            "padding_tokens": 1_000,
+        },
+        {
+            "run_id": "r2",
+            "step_key": "s",
+            "encode_seconds": 5.0,
+            "embedded_tokens": 10_000,
+            "padding_tokens": 0,
+        },
+    ]
+    tally = ceiling.encode_tally(records)
+    assert tally == ceiling.EncodeTally(tokens=30_000, padding=2_000, encode_seconds=15.0)
+    assert ceiling.embedding_figures(4000, 10, tally.tokens, 15.0, tally.padding) == {
+        "word pieces embedded": "30,000",
+        "word pieces a page": "3,000",
+        "padding (share of the positions run)": "2,000 (6.2%)",
+        "encode seconds (naive script: its embed step)": "15.0",
+        "word pieces/s while encoding": "2,000",
+        "share of the ceiling": "50%",
+    }
+    flag = ceiling.encode_tally([{"run_id": "r1", "step_key": "s", "encode_seconds": 3.0}])
+    assert (flag.tokens, flag.padding, flag.encode_seconds) == (None, None, 3.0)
+    table = ceiling.embedding_report(
+        {"grid": grid}, 10, {"ingest": (None, 3.0, None), "naive": (8_000, 4.0, None)}
+    ).splitlines()
+    assert table[0] == "|  | ingest | naive |"
+    assert "| word pieces/s while encoding | not counted | 2,000 |" in table
+    assert "| padding (share of the positions run) | not counted | not counted |" in table

@@ -21,6 +21,7 @@ from rag_assets.defs.metadata import seconds
 from rag_assets.defs.partitions import document_batches, documents_partitions
 from rag_assets.defs.resources import EmbeddingResource, MilvusResource
 from rag_assets.embedding.rows import EmbeddingRow, dense_matrix, embed_rows
+from rag_assets.embedding.token_counts import counting_tokens
 from rag_assets.index.rows import IndexReport, index_rows
 from rag_assets.quality.embeddings import check_embeddings
 from rag_assets.quality.index import (
@@ -61,8 +62,11 @@ def chunk_embeddings(
     embedder, fallback_reason = embedding.load()
     loaded = time.perf_counter()
     # The batch's chunks are encoded together: full model batches across short documents.
-    rows = embed_rows(embedder, every, context.log.info)
+    with counting_tokens() as ledger:
+        rows = embed_rows(embedder, every, context.log.info)
     encoded = time.perf_counter()
+    # None on FlagEmbedding, which counts nothing: the keys are left out
+    token_counts = ledger.per_group([len(doc_chunks) for doc_chunks in chunks.values()])
     context.log.info(
         f"embedding model {embedder.name} ({embedder.resolved.source}): {embedder.resolved.notes}"
     )
@@ -84,7 +88,7 @@ def chunk_embeddings(
         "encode_seconds": seconds(encoded - loaded),
     }
     made, start = {}, 0
-    for key, doc_chunks in chunks.items():
+    for i, (key, doc_chunks) in enumerate(chunks.items()):
         doc_rows = rows[start : start + len(doc_chunks)]
         start += len(doc_chunks)
         found = check_embeddings(
@@ -95,7 +99,11 @@ def chunk_embeddings(
         )
         made[key] = DocumentStep(
             to_arrow(doc_rows, EmbeddingRow),
-            metadata={**shared, "vectors": len(doc_rows)},
+            metadata={
+                **shared,
+                "vectors": len(doc_rows),
+                **(token_counts[i].metadata() if token_counts else {}),
+            },
             checks=[CheckFound("embeddings_valid", found)],
         )
     yield from emit(context, made)
