@@ -57,7 +57,7 @@ def straight_script(files: list[Path], data_dir: Path) -> tuple[float, int, list
             with step("chunk"):
                 chunks = chunk_document(doc, requested, {}, counter).rows
             with step("embed"):
-                vectors = embed_rows(embedder, chunks)
+                vectors, _ = embed_rows(embedder, chunks)
             with step("index"):
                 index.replace_document(collection, doc.doc_id, index_rows(chunks, vectors))
             chunks_total += len(chunks)

@@ -129,7 +129,9 @@ def build_defs(settings: Settings) -> Definitions:
                 picks_path=str(settings.data_dir / PICKS_FILE),
             ),
             "embedding": EmbeddingResource(
-                model=settings.embedding_model, runtime=settings.embedding_runtime
+                model=settings.embedding_model,
+                runtime=settings.embedding_runtime,
+                vector_store=str(settings.data_dir / "cache" / "vectors"),
             ),
             "llm": LLMResource(
                 endpoint=LLMConfig(

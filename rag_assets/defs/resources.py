@@ -150,6 +150,7 @@ class EmbeddingResource(ConfigurableResource):
     kind: str = "auto"
     batch_size: int = 8  # see EmbeddingSpec.batch_size
     runtime: str = DEFAULT_RUNTIME  # onnx, onnx-int8 or flag (see rag_assets.embedding.models)
+    vector_store: str | None = None  # folder of vectors by text (embedding/reuse.py); None: off
 
     def spec(self):
         from rag_assets.embedding.models import EmbeddingSpec
@@ -171,6 +172,14 @@ class EmbeddingResource(ConfigurableResource):
         from rag_assets.embedding.selection import select_embedder
 
         return select_embedder(self.spec())
+
+    def store(self, embedder):
+        """The stored vectors of `embedder`'s model, or None when none are kept."""
+        from rag_assets.embedding.reuse import VectorStore
+
+        if self.vector_store is None:
+            return None
+        return VectorStore(Path(self.vector_store), embedder.vectors_identity)
 
     def token_counter(self):
         from rag_assets.embedding.selection import select_model

@@ -11,6 +11,7 @@ int8 weights), exported once from its own folder (onnx_export.py) and encoded th
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.util
 import json
 import logging
@@ -254,6 +255,22 @@ class Embedder:
             max_length=self.spec.max_length,
         )
 
+    @functools.cached_property
+    def vectors_identity(self) -> str:
+        """What decides a text's vectors besides the text: the model's files, the runtime and
+        its export, pooling, length and heads. Equal identities give equal vectors."""
+        files = self._onnx.info.digest if self._onnx is not None else _files_stamp(self.model_dir)
+        parts = [
+            self.name,
+            files,
+            self.runtime,
+            vectors_version(self.spec, self.resolved) or "",
+            self.resolved.kind,
+            self.resolved.pooling,
+            str(self.spec.max_length),
+        ]
+        return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:24]
+
     def encode_documents(self, texts: list[str]) -> EmbeddingBatch:
         if self._onnx is not None:
             return self._encode_onnx(texts)
@@ -287,6 +304,18 @@ class Embedder:
         # Token ids arrive as strings, weights as numpy scalars; Milvus and JSON want plain types.
         sparse = [{int(k): float(v) for k, v in w.items()} for w in out["lexical_weights"]]
         return EmbeddingBatch(dense=np.asarray(out["dense_vecs"], dtype=np.float32), sparse=sparse)
+
+
+def _files_stamp(folder: Path) -> str:
+    """Every file's path, size and modification time: a changed model changes it, without
+    reading gigabytes of weights as the ONNX export's content digest does once."""
+    stamp = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        status = path.stat()
+        stamp.update(
+            f"{path.relative_to(folder)}\0{status.st_size}\0{status.st_mtime_ns}\0".encode()
+        )
+    return stamp.hexdigest()
 
 
 @functools.lru_cache(maxsize=4)

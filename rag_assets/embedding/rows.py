@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.embedding.models import Embedder
-from rag_assets.embedding.progress import encode_with_progress
+from rag_assets.embedding.reuse import Reuse, VectorStore, embed_once
 
 
 class EmbeddingRow(BaseModel):
@@ -35,10 +35,13 @@ def embed_rows(
     embedder: Embedder,
     chunks: Sequence[ChunkRow],
     report: Callable[[str], None] = lambda _: None,
-) -> list[EmbeddingRow]:
-    """One row per chunk, in order: the vectors of its context text (its text when it has none)."""
-    batch = encode_with_progress(embedder, [c.context_text or c.text for c in chunks], report)
-    return embedding_rows([c.chunk_id for c in chunks], batch.dense, batch.sparse)
+    store: VectorStore | None = None,
+) -> tuple[list[EmbeddingRow], Reuse]:
+    """One row per chunk, in order: the vectors of its context text (its text when it has none),
+    each distinct text embedded once, stored vectors reused."""
+    texts = [c.context_text or c.text for c in chunks]
+    batch, reuse = embed_once(embedder, texts, report, store)
+    return embedding_rows([c.chunk_id for c in chunks], batch.dense, batch.sparse), reuse
 
 
 def dense_matrix(rows: list[EmbeddingRow], dimension: int) -> np.ndarray:

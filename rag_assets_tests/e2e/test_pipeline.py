@@ -132,6 +132,21 @@ def test_rematerializing_gives_identical_chunks_and_rows(pipeline):
     assert index_counts(pipeline.settings, doc_ids) == {d: len(ids) for d, ids in before.items()}
 
 
+def test_a_copy_of_a_document_reuses_the_stored_vectors_of_its_texts(pipeline, tmp_path):
+    copy = tmp_path / "operator-guide-copy.md"
+    copy.write_bytes((CORPUS / "operator-guide.md").read_bytes())
+    (outcome,) = ingest(pipeline.settings, [copy], instance=pipeline.instance)
+    assert outcome.success
+    record = pipeline.instance.fetch_materializations(
+        AssetRecordsFilter(AssetKey("chunk_embeddings"), asset_partitions=[outcome.doc_id]),
+        limit=1,
+    ).records[0]
+    metadata = {k: v.value for k, v in record.asset_materialization.metadata.items()}
+    assert metadata["vector_store"] == "ok"
+    assert metadata["texts_embedded"] == 0
+    assert metadata["texts_from_store"] + metadata["texts_repeated"] == metadata["vectors"] > 0
+
+
 def test_bad_input_fails_its_own_partition_only(pipeline, tmp_path):
     doc_ids = [o.doc_id for o in pipeline.outcomes]
     counts_before = index_counts(pipeline.settings, doc_ids)

@@ -20,6 +20,7 @@ from rag_assets.defs.checks import EMBEDDING_CHECKS, INDEX_CHECKS, specs
 from rag_assets.defs.metadata import seconds
 from rag_assets.defs.partitions import document_batches, documents_partitions
 from rag_assets.defs.resources import EmbeddingResource, MilvusResource
+from rag_assets.embedding.reuse import Reuse, VectorStore
 from rag_assets.embedding.rows import EmbeddingRow, dense_matrix, embed_rows
 from rag_assets.embedding.token_counts import counting_tokens
 from rag_assets.index.rows import IndexReport, index_rows
@@ -63,7 +64,8 @@ def chunk_embeddings(
     loaded = time.perf_counter()
     # The batch's chunks are encoded together: full model batches across short documents.
     with counting_tokens() as ledger:
-        rows = embed_rows(embedder, every, context.log.info)
+        store = embedding.store(embedder)
+        rows, reuse = embed_rows(embedder, every, context.log.info, store)
     encoded = time.perf_counter()
     # None on FlagEmbedding, which counts nothing: the keys are left out
     token_counts = ledger.per_group([len(doc_chunks) for doc_chunks in chunks.values()])
@@ -74,6 +76,8 @@ def chunk_embeddings(
         context.log.warning(fallback_reason)
     if embedder.runtime_fallback:
         context.log.warning(f"embedding runtime: {embedder.runtime_fallback}")
+    if reuse.store_error:
+        context.log.warning(f"stored vectors not used: {reuse.store_error}")
     shared = {
         "documents_in_batch": len(chunks),
         "model": embedder.name,
@@ -86,6 +90,7 @@ def chunk_embeddings(
         "runtime_fallback": embedder.runtime_fallback or "none",
         "load_seconds": seconds(loaded - started),
         "encode_seconds": seconds(encoded - loaded),
+        **reuse_metadata(reuse, store),
     }
     made, start = {}, 0
     for i, (key, doc_chunks) in enumerate(chunks.items()):
@@ -107,6 +112,17 @@ def chunk_embeddings(
             checks=[CheckFound("embeddings_valid", found)],
         )
     yield from emit(context, made)
+
+
+def reuse_metadata(reuse: Reuse, store: VectorStore | None) -> dict[str, int | str]:
+    """The batch's texts the model ran, and those it did not: identical to another of the
+    batch, or stored by an earlier run; and whether the store was read and written."""
+    return {
+        "texts_embedded": reuse.embedded,
+        "texts_repeated": reuse.repeated,
+        "texts_from_store": reuse.stored,
+        "vector_store": "off" if store is None else reuse.store_error or "ok",
+    }
 
 
 @asset(

@@ -150,7 +150,7 @@ def index_chunks(
 ) -> str:
     """Embed the chunks as chunk_embeddings does (reporting as it does) and make them their
     documents' rows."""
-    vectors = embed_rows(embedder, chunks, report)
+    vectors, _ = embed_rows(embedder, chunks, report)
     collection = index.ensure_collection(embedder.name, embedder.dimension, embedder.has_sparse)
     by_doc: dict[str, list[IndexRow]] = defaultdict(list)
     for row in index_rows(list(chunks), vectors):
