@@ -7,8 +7,8 @@ The corpus is real pages: N short PDFs cut from the SEC filings of
 With `--mixed` every 4th document is the same pages' text as Markdown, DOCX or HTML instead.
 `rag-assets ingest` and the naive script then index the same files, and the table shows the
 figures the targets are set on: runs, orchestration seconds a document and the ratio of the
-wall times; then the embedding against the model's ceiling, measured between the two, and the
-busy cores per step.
+wall times; then the embedding against the model's ceiling, measured between the two, how long
+the runs and the parse workers waited for each other, and the busy cores per step.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from embedding_ceiling import ceiling_run, embedding_against_ceiling
+from parse_overlap import parse_overlap_report
 from pipelines import end_to_end, naive_path
 from step_usage import busy_report, step_rows, table
 
@@ -201,6 +202,7 @@ def many_documents_run(args: argparse.Namespace, work: Path, filings: list[Path]
     )
     naive = (naive_tokens, naive_spans)
     print(embedding_against_ceiling(ceiling, pages, work / "e2e", naive, (INGEST, NAIVE)))
+    print(parse_overlap_report(work / "e2e"))
     paths = {
         INGEST: (seconds, chunks, spans, sampler.samples),
         NAIVE: (naive_seconds, naive_chunks, naive_spans, naive_samples),

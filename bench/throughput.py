@@ -27,14 +27,15 @@ ours) and ingest / script (Dagster's share), and per step (per asset for ingest)
 seconds a page and peak RSS. With e2e, right before the ingest, the embedding model's ceiling
 on these cores (bench/embedding_ceiling.py), then the ingest's embedding against it (word
 pieces embedded and padded, word pieces/s while encoding, share of the ceiling, word pieces a
-page beside the naive script's); and for every path, per step, the share of its wall time with
-all the cores busy, fewer, none.
+page beside the naive script's), how long its runs waited on the parse workers and the workers
+on its runs (bench/parse_overlap.py); and for every path, per step, the share of its wall time
+with all the cores busy, fewer, none.
 
 `--set many-documents` cuts N short documents (`--pages-per-document`, 2 or a range like 1-3)
 from those filings, Markdown, DOCX and HTML among them with `--mixed`, and runs the naive
 script and ingest on them: wall time, pages and documents/s, Dagster runs, orchestration
 seconds a document and peak RSS against their targets (bench/many_documents.py), then the
-embedding against the ceiling and the busy cores as above.
+embedding against the ceiling, the waits of parse and runs and the busy cores as above.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from embedding_ceiling import ceiling_run, embedding_against_ceiling  # noqa: E402
 from generated_corpus import write_corpus  # noqa: E402
 from many_documents import many_documents_run  # noqa: E402
+from parse_overlap import parse_overlap_report  # noqa: E402
 from pipelines import end_to_end, naive_path, straight_script  # noqa: E402
 from step_usage import (  # noqa: E402
     UsageSampler,
@@ -257,6 +259,7 @@ def filings_run(args: argparse.Namespace, work: Path) -> None:
     if "e2e" in parts:
         naive = (naive_tokens, measured[NAIVE][2]) if NAIVE in measured else None
         print(embedding_against_ceiling(ceiling, pages, work / "e2e", naive, (INGEST, NAIVE)))
+        print(parse_overlap_report(work / "e2e"))
     print(busy_report(paths))
 
 

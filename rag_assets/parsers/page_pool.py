@@ -21,6 +21,10 @@ A caller that knows what comes next (an ingest of many files) may read ahead: su
 document's ranges (a short PDF's as one range) before its run asks for them, so the workers
 parse it while the run before it chunks, embeds and indexes on the main process. The run then
 takes the results by key.
+
+Each job reports how long it ran and how long its worker had sat idle before it was submitted
+(worker_time.py): with the seconds the caller waited taking results, into the ledger open
+around the caller's parse.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from rag_assets.parsers.worker_memory import (
     apply_limit,
     worker_memory_limit,
 )
+from rag_assets.parsers.worker_time import JobTime, idle_before, open_ledger
 from rag_assets.settings.processes import ParseWorkerSettings
 
 logger = logging.getLogger(__name__)
@@ -72,6 +77,10 @@ _calls_in_flight = 0
 _idle_timer: threading.Timer | None = None  # the clock started when the last call ended
 _ahead: dict[Hashable, ReadAhead] = {}  # submitted ahead of their call, by the caller's key
 _said: set[MemoryLimit] = set()  # the lowered limits already logged
+# A worker's idle time counts from here on (an ingest's start): not the pause before it.
+_idle_counted_from = 0.0
+# In a worker: when it last became free (its model loaded, or its last job ended).
+_free_since = 0.0
 
 T = TypeVar("T")
 
@@ -135,15 +144,21 @@ def run_in_workers(
     pool with it, so the pool is dropped (the next call starts a fresh one) and WorkerDied
     is raised.
     """
-    if ahead_key is not None:
-        taken = _take_ahead(ahead_key, workers, time_limits)
-        if taken is not None:
-            return taken
-    results: dict[int, T | TimedOut] = {}
-    todo = list(range(len(jobs)))
-    while todo:
-        todo = _run_round(workers, task, jobs, todo, time_limits, results)
-    return [results[index] for index in range(len(jobs))]
+    started = time.monotonic()
+    try:
+        if ahead_key is not None:
+            taken = _take_ahead(ahead_key, workers, time_limits)
+            if taken is not None:
+                return taken
+        results: dict[int, T | TimedOut] = {}
+        todo = list(range(len(jobs)))
+        while todo:
+            todo = _run_round(workers, task, jobs, todo, time_limits, results)
+        return [results[index] for index in range(len(jobs))]
+    finally:
+        # All of it is the caller blocked on the workers: it does nothing else meanwhile.
+        if ledger := open_ledger():
+            ledger.waited += time.monotonic() - started
 
 
 def _run_round(
@@ -162,12 +177,12 @@ def _run_round(
         if time_limits is not None:
             # A new worker loads the layout model (seconds) before its first job: no clock
             # runs until one is ready.
-            pool.submit(_ready).result()
-        futures = [pool.submit(task, *jobs[index]) for index in todo]
+            _result(_submit(pool, _ready, ()))
+        futures = [_submit(pool, task, jobs[index]) for index in todo]
         for position, (index, future) in enumerate(zip(todo, futures, strict=True)):
             limit = None if time_limits is None else time_limits[index]
             try:
-                results[index] = future.result(timeout=limit)
+                results[index] = _result(future, limit)
             except TimeoutError:
                 _kill(pool)
                 results[index] = TimedOut(limit)
@@ -194,7 +209,7 @@ def _finished_or_again(
         # (exception() would wait for a job not done: `and` asks it only of finished ones)
         finished = future.done() and not future.cancelled()
         if finished and not isinstance(future.exception(), BrokenProcessPool):
-            results[index] = future.result()  # a task's own error is raised as it was
+            results[index] = _result(future)  # a task's own error is raised as it was
         else:
             again.append(index)
     return again
@@ -211,7 +226,7 @@ def read_ahead(
     idle_seconds = idle_timeout()
     pool = _check_out(workers)
     try:
-        futures = [pool.submit(task, *job) for job in jobs]
+        futures = [_submit(pool, task, job) for job in jobs]
     except BaseException:
         _check_in(pool, idle_seconds)
         raise
@@ -248,7 +263,10 @@ def _take_ahead(
     try:
         if entry.workers != workers:
             return None
-        return [f.result(timeout=t) for f, t in zip(entry.futures, limits, strict=True)]
+        results = [_result(f, t) for f, t in zip(entry.futures, limits, strict=True)]
+        if ledger := open_ledger():
+            ledger.read_ahead = True
+        return results
     except TimeoutError:
         # The call runs its jobs again under the same limits and reports which ran over.
         _kill(entry.pool)
@@ -266,6 +284,40 @@ def _release(entry: ReadAhead) -> None:
     for future in entry.futures:
         future.cancel()
     _check_in(entry.pool, entry.idle_seconds)
+
+
+def _submit(pool: ProcessPoolExecutor, task: Callable[..., Any], job: Sequence[Any]) -> Future:
+    """`task(*job)` in the pool, timed by its worker."""
+    return pool.submit(_timed, time.monotonic(), _idle_counted_from, task, *job)
+
+
+def _result(future: Future, timeout: float | None = None) -> Any:
+    """A `_submit`ted job's result; its worker's times go to the open ledger."""
+    result, times = future.result(timeout=timeout)
+    if ledger := open_ledger():
+        ledger.add(times)
+    return result
+
+
+def _timed(
+    submitted: float, counted_from: float, task: Callable[..., T], *args: Any
+) -> tuple[T, JobTime]:
+    """In a worker: `task(*args)`, with how long it ran and how long the worker had waited for
+    it. time.monotonic() is the machine's clock, the same in the caller and its workers."""
+    global _free_since
+    started = time.monotonic()
+    waited = idle_before(max(_free_since, counted_from), submitted, started)
+    try:
+        result = task(*args)
+        return result, JobTime(time.monotonic() - started, waited)
+    finally:
+        _free_since = time.monotonic()
+
+
+def count_idle_from_now() -> None:
+    """The workers' idle time counts from now: an ingest starting leaves out the pause before it."""
+    global _idle_counted_from
+    _idle_counted_from = time.monotonic()
 
 
 def may_start_workers() -> bool:
@@ -399,6 +451,7 @@ def _ready() -> None:
 def _init_worker(memory_mb: float | None = None) -> None:
     """Cap the worker's memory, and load the layout model before the first task: one ONNX
     thread, the pool is the parallelism."""
+    global _free_since
     from rag_assets.parsers.layout_model import install_layout_model
 
     if memory_mb:
@@ -408,6 +461,7 @@ def _init_worker(memory_mb: float | None = None) -> None:
     # would otherwise each print a KeyboardInterrupt traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     install_layout_model(threads=1)
+    _free_since = time.monotonic()
 
 
 def _exit_when_orphaned(parent: int, every_seconds: float = 1.0) -> None:

@@ -44,7 +44,7 @@ from rag_assets.interrupts import (
     deferred_signals,
     stop_signals,
 )
-from rag_assets.parsers.page_pool import drop_read_ahead
+from rag_assets.parsers.page_pool import count_idle_from_now, drop_read_ahead
 from rag_assets.runner.outcomes import (
     FinishedDocument,
     Outcomes,
@@ -359,6 +359,7 @@ class ParseAhead:
             return  # the document's run meets it again and reports it
 
     def __enter__(self) -> ParseAhead:
+        count_idle_from_now()  # workers left from an earlier ingest were not idle in this one
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -47,6 +47,22 @@ def _key_file(keys: list, files: list[Path]) -> list[str]:
     return [by_hash[key[1]] for key in keys]
 
 
+def _parse_metadata(settings: Settings) -> list[dict]:
+    """What each parsed_documents materialization recorded of the parse workers, in order."""
+    from dagster import AssetKey
+
+    from rag_assets.instance import open_instance
+
+    with open_instance(settings) as instance:
+        records = instance.fetch_materializations(
+            AssetKey("parsed_documents"), limit=100, ascending=True
+        ).records
+    return [
+        {k: v.value for k, v in r.asset_materialization.metadata.items() if k.startswith("parse_")}
+        for r in records
+    ]
+
+
 def test_each_run_has_its_document_and_the_next_submitted_in_run_order(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path / "data", parse_workers=2)
     inbox = settings.inbox_dir
@@ -128,6 +144,10 @@ def test_an_ingest_of_pdfs_read_ahead_stores_what_a_parse_of_each_alone_gives(
     outcomes = ingest(settings, files, log_level="ERROR")
     assert [o.success for o in outcomes] == [True] * 3, [o.summary() for o in outcomes]
     assert page_pool.pending_read_ahead() == []
+    # Each run took its document's parse from the workers and says what it waited for it.
+    recorded = _parse_metadata(settings)
+    assert [m["parse_read_ahead"] for m in recorded] == [True] * 3
+    assert all(m["parse_wait_seconds"] >= 0 and m["parse_worker_seconds"] > 0 for m in recorded)
 
     stored, missing = read_documents(settings.asset_storage_root, [o.doc_id for o in outcomes])
     assert not missing

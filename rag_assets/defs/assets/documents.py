@@ -19,6 +19,7 @@ from rag_assets.defs.resources import (
 from rag_assets.errors import ConfigurationError, DocumentError
 from rag_assets.normalize.adapt import to_ir, with_llm_profile
 from rag_assets.parsers.base import ParsedDocument, no_text_reason
+from rag_assets.parsers.worker_time import timing_parse_workers
 from rag_assets.profile.llm import ProfileCache
 from rag_assets.sources.inbox import InboxFile, inbox_by_key
 from rag_assets.sources.keys import InvalidPartitionKey, check_partition_key, how_to_add_documents
@@ -131,9 +132,10 @@ def _parse(
         + (f" {total} pages" if total else f" {raw_documents.file_format}")
     )
     try:
-        parsed, choice = parser.router(plan.parser).parse(
-            Path(raw_documents.stored_path), raw_documents.file_format
-        )
+        with timing_parse_workers() as workers:
+            parsed, choice = parser.router(plan.parser).parse(
+                Path(raw_documents.stored_path), raw_documents.file_format
+            )
     except (DocumentError, ConfigurationError) as error:
         # Parsers name the fixed copy under raw/; a person knows the file by its inbox path.
         shown = str(error).replace(raw_documents.stored_path, raw_documents.source_path)
@@ -165,6 +167,7 @@ def _parse(
             "page_count": parsed.page_count or 0,
             **_ocr_metadata(parsed),
             "parse_seconds": seconds(time.perf_counter() - started),
+            **workers.metadata(),
         },
     )
 

@@ -1,0 +1,78 @@
+"""Parse beside embed: how long an ingest's runs waited on the parse workers, and how long the
+workers sat with nothing submitted while documents remained to parse.
+
+Both are the ingest's own figures: what parsed_documents records per document
+(rag_assets/parsers/worker_time.py), summed here. The first document's wait stands apart:
+nothing runs before it for its parse to hide behind.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from step_usage import table
+
+TALLIED = (
+    "parse_wait_seconds",
+    "parse_read_ahead",
+    "parse_worker_seconds",
+    "parse_workers_idle_seconds",
+    "page_count",
+)
+
+
+def parse_records(data_dir: Path) -> list[dict]:
+    """The TALLIED figures of each parsed_documents materialization on the data folder's
+    instance, in the order they were stored."""
+    from dagster import AssetKey
+
+    from rag_assets.instance import open_instance
+    from rag_assets.settings import Settings
+
+    found, cursor = [], None
+    with open_instance(Settings(data_dir=data_dir)) as instance:
+        while True:
+            page = instance.fetch_materializations(
+                AssetKey("parsed_documents"), limit=1000, cursor=cursor, ascending=True
+            )
+            found += [
+                {
+                    key: value.value
+                    for key, value in r.asset_materialization.metadata.items()
+                    if key in TALLIED
+                }
+                for r in page.records
+            ]
+            if not page.has_more:
+                return found
+            cursor = page.cursor
+
+
+def overlap_row(what: str, records: list[dict]) -> dict:
+    """The records' figures summed, under `what`."""
+    return {
+        "documents": what,
+        "count": len(records),
+        "pages": sum(r.get("page_count", 0) for r in records),
+        "read ahead": sum(bool(r.get("parse_read_ahead")) for r in records),
+        "runs waited on parse s": round(sum(r.get("parse_wait_seconds", 0) for r in records), 1),
+        "workers busy s": round(sum(r.get("parse_worker_seconds", 0) for r in records), 1),
+        "workers idle before, nothing submitted s": round(
+            sum(r.get("parse_workers_idle_seconds", 0) for r in records), 1
+        ),
+    }
+
+
+def overlap_rows(records: list[dict]) -> list[dict]:
+    """The first document, the others, all."""
+    rows = [overlap_row("first", records[:1])]
+    if len(records) > 1:
+        rows += [overlap_row("the others", records[1:]), overlap_row("all", records)]
+    return rows
+
+
+def parse_overlap_report(data_dir: Path) -> str:
+    return (
+        "## Parse beside embed (what parsed_documents recorded; workers' seconds summed over "
+        "workers)\n" + table(overlap_rows(parse_records(data_dir))) + "\n"
+    )
