@@ -208,6 +208,12 @@ def main(argv: list[str]) -> int:
         help="embedding runtimes compared on the same chunks (default: the configured one)",
     )
     parser.add_argument(
+        "--embedded",
+        nargs="+",
+        choices=["text", "context"],
+        help="what of a chunk is embedded, compared on the same chunks (default: the configured)",
+    )
+    parser.add_argument(
         "--vocabularies",
         nargs="+",
         default=["auto"],
@@ -265,7 +271,8 @@ def main(argv: list[str]) -> int:
                 print(reason)
         counter = TokenizerCounter.from_model_dir(embedder.model_dir)
         reused = ReusedEmbeddings(embedder)
-        for (k1, b), vocabularies in product(bm25, args.vocabularies):
+        parts = args.embedded or [settings.embedded_text]
+        for (k1, b), vocabularies, part in product(bm25, args.vocabularies, parts):
             chosen = {} if vocabularies == "auto" else {"vocabularies": vocabularies}
             with tempfile.TemporaryDirectory() as folder:
                 uri = str(Path(folder) / "milvus.db")
@@ -285,10 +292,13 @@ def main(argv: list[str]) -> int:
                     options={**options, **chosen},
                     fusion=settings.fusion,
                     log=print,
+                    embedded=part,
                 )
             label = f"{embedder.runtime} k1={k1:g} b={b:g}" if len(bm25) > 1 else embedder.runtime
             if len(args.vocabularies) > 1:
                 label += f" vocabularies={vocabularies}"
+            if len(parts) > 1:
+                label += f" embedded={part}"
             print(f"\n## runtime {label}\n")
             print(comparison.markdown_table())
             print()

@@ -23,8 +23,9 @@ class ChunkRow(BaseModel):
     source_sha256: str
     template: str
     chunk_index: int
-    text: str  # what a person reads: the heading line, then the body
-    # What is embedded and matched by BM25: title and heading breadcrumb, then `text`.
+    text: str  # what a person reads, and embeds by default: the heading line, then the body
+    # What BM25 matches (and what is embedded with `embedded_text=context`): title and heading
+    # breadcrumb, then `text`.
     context_text: str = ""
     # Ancestors of the chunk's own heading: "/", "/A/", "/A/B/" (the separator is a template option).
     header_path: str = "/"

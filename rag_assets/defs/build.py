@@ -132,6 +132,7 @@ def build_defs(settings: Settings) -> Definitions:
                 model=settings.embedding_model,
                 runtime=settings.embedding_runtime,
                 vector_store=str(settings.data_dir / "cache" / "vectors"),
+                embedded_text=settings.embedded_text,
             ),
             "llm": LLMResource(
                 endpoint=LLMConfig(

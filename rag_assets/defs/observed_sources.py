@@ -95,7 +95,13 @@ def _embedding_settings(r) -> Reading:
     values = {"model": r.embedding.model, "kind": r.embedding.kind}
     # FlagEmbedding keeps the digest it had; another runtime's vectors differ, so re-embed.
     runtime = r.embedding.vectors_version()
-    return _settings(values | ({"runtime": runtime} if runtime else {}))
+    # Vectors of the context (the first choice) keep the digest they had before the choice.
+    part = r.embedding.embedded_part()
+    return _settings(
+        values
+        | ({"runtime": runtime} if runtime else {})
+        | ({"embedded": part} if part != "context" else {})
+    )
 
 
 def _index_settings(r) -> Reading:

@@ -18,8 +18,10 @@ from rag_assets.settings.base import EnvSettings
 from rag_assets.settings.groups import (
     BATCH_DOCUMENTS,
     BATCH_PAGES,
+    DEFAULT_EMBEDDED_PART,
     DEFAULT_RUNTIME,
     ChunkingSettings,
+    EmbeddedPart,
     IndexSettings,
     ParsingSettings,
 )
@@ -151,6 +153,7 @@ class EmbeddingResource(ConfigurableResource):
     batch_size: int = 8  # see EmbeddingSpec.batch_size
     runtime: str = DEFAULT_RUNTIME  # onnx, onnx-int8 or flag (see rag_assets.embedding.models)
     vector_store: str | None = None  # folder of vectors by text (embedding/reuse.py); None: off
+    embedded_text: str = DEFAULT_EMBEDDED_PART  # text or context (see embedding/rows.py)
 
     def spec(self):
         from rag_assets.embedding.models import EmbeddingSpec
@@ -172,6 +175,12 @@ class EmbeddingResource(ConfigurableResource):
         from rag_assets.embedding.selection import select_embedder
 
         return select_embedder(self.spec())
+
+    def embedded_part(self):
+        """What of a chunk is embedded, checked against the settings' choices."""
+        from pydantic import TypeAdapter
+
+        return TypeAdapter(EmbeddedPart).validate_python(self.embedded_text)
 
     def store(self, embedder):
         """The stored vectors of `embedder`'s model, or None when none are kept."""

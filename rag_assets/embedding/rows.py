@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.embedding.models import Embedder
 from rag_assets.embedding.reuse import Reuse, VectorStore, embed_once
+from rag_assets.settings.groups import DEFAULT_EMBEDDED_PART, EmbeddedPart
 
 
 class EmbeddingRow(BaseModel):
@@ -31,15 +32,21 @@ def embedding_rows(
     ]
 
 
+def embedded_text(chunk: ChunkRow, part: EmbeddedPart) -> str:
+    """`text`: what a person reads; `context`: the breadcrumb, then the text (BM25's field)."""
+    return chunk.text if part == "text" else chunk.context_text or chunk.text
+
+
 def embed_rows(
     embedder: Embedder,
     chunks: Sequence[ChunkRow],
     report: Callable[[str], None] = lambda _: None,
     store: VectorStore | None = None,
+    part: EmbeddedPart = DEFAULT_EMBEDDED_PART,
 ) -> tuple[list[EmbeddingRow], Reuse]:
-    """One row per chunk, in order: the vectors of its context text (its text when it has none),
-    each distinct text embedded once, stored vectors reused."""
-    texts = [c.context_text or c.text for c in chunks]
+    """One row per chunk, in order: the vectors of its `part`, each distinct text embedded
+    once, stored vectors reused."""
+    texts = [embedded_text(c, part) for c in chunks]
     batch, reuse = embed_once(embedder, texts, report, store)
     return embedding_rows([c.chunk_id for c in chunks], batch.dense, batch.sparse), reuse
 

@@ -278,7 +278,9 @@ def test_bge_m3_stays_on_flagembedding_without_a_warning():
 
 def test_the_runtime_is_part_of_the_embedding_settings_version():
     def version(runtime: str) -> str:
-        resource = EmbeddingResource(model="bundled:all-MiniLM-L6-v2", runtime=runtime)
+        resource = EmbeddingResource(
+            model="bundled:all-MiniLM-L6-v2", runtime=runtime, embedded_text="context"
+        )
         return SHARED["embedding_settings"](SimpleNamespace(embedding=resource)).version
 
     assert DEFAULT_RUNTIME == "onnx"

@@ -165,6 +165,7 @@ def retrieval_evaluation(
             fusion=FusionSettings(**evaluation.fusion.model_dump()),
             top_k=config.top_k,
             log=context.log.info,
+            embedded=embedding.embedded_part(),
         )
     except ConfigurationError as error:  # an unknown template, a collection of another model
         raise Failure(description=str(error), allow_retries=False) from error

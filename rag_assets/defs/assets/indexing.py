@@ -65,7 +65,9 @@ def chunk_embeddings(
     # The batch's chunks are encoded together: full model batches across short documents.
     with counting_tokens() as ledger:
         store = embedding.store(embedder)
-        rows, reuse = embed_rows(embedder, every, context.log.info, store)
+        rows, reuse = embed_rows(
+            embedder, every, context.log.info, store, embedding.embedded_part()
+        )
     encoded = time.perf_counter()
     # None on FlagEmbedding, which counts nothing: the keys are left out
     token_counts = ledger.per_group([len(doc_chunks) for doc_chunks in chunks.values()])

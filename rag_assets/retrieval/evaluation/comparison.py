@@ -36,6 +36,7 @@ from rag_assets.retrieval.evaluation.metrics import (
 from rag_assets.retrieval.evaluation.sets import EvalQuestion
 from rag_assets.retrieval.search import Retriever, SearchFilters
 from rag_assets.settings.fusion import FusionSettings
+from rag_assets.settings.groups import DEFAULT_EMBEDDED_PART, EmbeddedPart
 from rag_assets.templates.tokens import TokenCounter
 from rag_assets.text.progress import TEMPLATES_EVALUATED, progress_line
 
@@ -147,10 +148,11 @@ def index_chunks(
     embedder: Embedder,
     chunks: Sequence[ChunkRow],
     report: Callable[[str], None] = lambda _: None,
+    embedded: EmbeddedPart = DEFAULT_EMBEDDED_PART,
 ) -> str:
     """Embed the chunks as chunk_embeddings does (reporting as it does) and make them their
     documents' rows."""
-    vectors, _ = embed_rows(embedder, chunks, report)
+    vectors, _ = embed_rows(embedder, chunks, report, part=embedded)
     collection = index.ensure_collection(embedder.name, embedder.dimension, embedder.has_sparse)
     by_doc: dict[str, list[IndexRow]] = defaultdict(list)
     for row in index_rows(list(chunks), vectors):
@@ -222,6 +224,7 @@ def compare_templates(
     fusion: FusionSettings | None = None,
     top_k: int = TOP_K,
     log: Callable[[str], None] = lambda _: None,
+    embedded: EmbeddedPart = DEFAULT_EMBEDDED_PART,
 ) -> Comparison:
     """Chunk, embed and index the documents once per template, then score every run.
 
@@ -243,7 +246,7 @@ def compare_templates(
         lookup = ChunkLookup(chunks)
         slices = {q.id: question_slices(q, lookup) for q in asked}
         with open_index(f"eval_{template}") as index:
-            collection = index_chunks(index, embedder, chunks, log)
+            collection = index_chunks(index, embedder, chunks, log, embedded)
             log(
                 f"{template}: {len(chunks)} chunks of {len(documents)} documents indexed "
                 f"in {time.perf_counter() - started:.1f} s"
