@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 from generated_corpus import write_corpus
-from step_usage import table
+from step_usage import materialization_records, table
 
 FILINGS = Path(__file__).resolve().parents[2] / "shared" / "financebench-dev" / "pdfs"
 WIDTH = 256  # word pieces a window: what sentence-transformers cuts MiniLM's input at
@@ -189,31 +189,8 @@ def encode_tally(records: list[dict]) -> EncodeTally:
 
 
 def chunk_embeddings_records(data_dir: Path) -> list[dict]:
-    """Run, step and the TALLIED figures of each chunk_embeddings materialization on the data
-    folder's instance."""
-    from dagster import AssetKey
-
-    from rag_assets.instance import open_instance
-    from rag_assets.settings import Settings
-
-    found, cursor = [], None
-    with open_instance(Settings(data_dir=data_dir)) as instance:
-        while True:
-            page = instance.fetch_materializations(
-                AssetKey("chunk_embeddings"), limit=1000, cursor=cursor
-            )
-            found += [
-                {"run_id": r.event_log_entry.run_id, "step_key": r.event_log_entry.step_key}
-                | {
-                    key: value.value
-                    for key, value in r.asset_materialization.metadata.items()
-                    if key in TALLIED
-                }
-                for r in page.records
-            ]
-            if not page.has_more:
-                return found
-            cursor = page.cursor
+    """Run, step and the TALLIED figures of each chunk_embeddings materialization."""
+    return materialization_records(data_dir, "chunk_embeddings", TALLIED)
 
 
 def embedding_figures(

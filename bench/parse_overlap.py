@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from step_usage import table
+from step_usage import materialization_records, table
 
 TALLIED = (
     "parse_wait_seconds",
@@ -23,31 +23,8 @@ TALLIED = (
 
 
 def parse_records(data_dir: Path) -> list[dict]:
-    """The TALLIED figures and the run of each parsed_documents materialization on the data
-    folder's instance, in the order they were stored."""
-    from dagster import AssetKey
-
-    from rag_assets.instance import open_instance
-    from rag_assets.settings import Settings
-
-    found, cursor = [], None
-    with open_instance(Settings(data_dir=data_dir)) as instance:
-        while True:
-            page = instance.fetch_materializations(
-                AssetKey("parsed_documents"), limit=1000, cursor=cursor, ascending=True
-            )
-            found += [
-                {"run_id": r.event_log_entry.run_id}
-                | {
-                    key: value.value
-                    for key, value in r.asset_materialization.metadata.items()
-                    if key in TALLIED
-                }
-                for r in page.records
-            ]
-            if not page.has_more:
-                return found
-            cursor = page.cursor
+    """The run and TALLIED figures of each parsed_documents materialization, in stored order."""
+    return materialization_records(data_dir, "parsed_documents", TALLIED)
 
 
 def overlap_row(what: str, records: list[dict]) -> dict:

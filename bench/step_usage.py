@@ -14,6 +14,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 Span = tuple[float, float]
 
@@ -324,3 +325,31 @@ def side_by_side(
             values.append(f"{numerator / denominator:.2f}" if denominator else "")
         lines.append(f"| {figure} | " + " | ".join(str(v) for v in values) + " |")
     return "\n".join(lines) + "\n\n## Per step (summed over the documents)\n" + table(steps)
+
+
+def materialization_records(data_dir: Path, asset: str, keys: tuple[str, ...]) -> list[dict]:
+    """Run, step and the `keys` of the metadata of each materialization of `asset` on the data
+    folder's instance, in the order they were stored."""
+    from dagster import AssetKey
+
+    from rag_assets.instance import open_instance
+    from rag_assets.settings import Settings
+
+    found, cursor = [], None
+    with open_instance(Settings(data_dir=data_dir)) as instance:
+        while True:
+            page = instance.fetch_materializations(
+                AssetKey(asset), limit=1000, cursor=cursor, ascending=True
+            )
+            found += [
+                {"run_id": r.event_log_entry.run_id, "step_key": r.event_log_entry.step_key}
+                | {
+                    key: value.value
+                    for key, value in r.asset_materialization.metadata.items()
+                    if key in keys
+                }
+                for r in page.records
+            ]
+            if not page.has_more:
+                return found
+            cursor = page.cursor

@@ -24,6 +24,7 @@ BENCH_MODULES = (
     "naive_script.py",
     "many_documents.py",
     "embedding_ceiling.py",
+    "parse_overlap.py",
 )
 
 
@@ -95,6 +96,7 @@ def test_files_takes_the_first_filings_by_name(checkout: Path) -> None:
             "pipelines",
             "many_documents",
             "embedding_ceiling",
+            "parse_overlap",
         ):
             sys.modules.pop(name, None)
 
