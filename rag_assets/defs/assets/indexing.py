@@ -20,9 +20,10 @@ from rag_assets.defs.checks import EMBEDDING_CHECKS, INDEX_CHECKS, specs
 from rag_assets.defs.metadata import seconds
 from rag_assets.defs.partitions import document_batches, documents_partitions
 from rag_assets.defs.resources import EmbeddingResource, MilvusResource
+from rag_assets.embedding.batch import embed_documents
+from rag_assets.embedding.models import Embedder
 from rag_assets.embedding.reuse import Reuse, VectorStore
-from rag_assets.embedding.rows import EmbeddingRow, dense_matrix, embed_rows
-from rag_assets.embedding.token_counts import counting_tokens
+from rag_assets.embedding.rows import EmbeddingRow, dense_matrix
 from rag_assets.index.rows import IndexReport, index_rows
 from rag_assets.quality.embeddings import check_embeddings
 from rag_assets.quality.index import (
@@ -58,67 +59,63 @@ def chunk_embeddings(
     keys = documents(context)
     tables = split_inputs(keys, {"document_chunks": document_chunks})
     chunks = {key: from_arrow(own["document_chunks"], ChunkRow) for key, own in tables.items()}
-    every = [c for key in chunks for c in chunks[key]]
     started = time.perf_counter()
     embedder, fallback_reason = embedding.load()
-    loaded = time.perf_counter()
-    # The batch's chunks are encoded together: full model batches across short documents.
-    with counting_tokens() as ledger:
-        store = embedding.store(embedder)
-        rows, reuse = embed_rows(
-            embedder, every, context.log.info, store, embedding.embedded_part()
-        )
-    encoded = time.perf_counter()
-    # None on FlagEmbedding, which counts nothing: the keys are left out
-    token_counts = ledger.per_group([len(doc_chunks) for doc_chunks in chunks.values()])
-    context.log.info(
-        f"embedding model {embedder.name} ({embedder.resolved.source}): {embedder.resolved.notes}"
-    )
-    if fallback_reason:
-        context.log.warning(fallback_reason)
-    if embedder.runtime_fallback:
-        context.log.warning(f"embedding runtime: {embedder.runtime_fallback}")
-    if reuse.store_error:
-        context.log.warning(f"stored vectors not used: {reuse.store_error}")
+    load_seconds = time.perf_counter() - started
+    store = embedding.store(embedder)
+    batch = embed_documents(embedder, chunks, context.log.info, store, embedding.embedded_part())
     shared = {
         "documents_in_batch": len(chunks),
-        "model": embedder.name,
-        "model_source": embedder.resolved.source,
-        "dimension": embedder.dimension,
-        "sparse": embedder.has_sparse,
-        "model_notes": MetadataValue.json(embedder.resolved.notes),
-        "model_fallback": fallback_reason or "none",
-        "runtime": embedder.runtime,
-        "runtime_fallback": embedder.runtime_fallback or "none",
-        "load_seconds": seconds(loaded - started),
-        "encode_seconds": seconds(encoded - loaded),
-        **reuse_metadata(reuse, store),
+        **embedder_metadata(context, embedder, fallback_reason),
+        "load_seconds": seconds(load_seconds),
+        "encode_seconds": seconds(batch.encode_seconds),
+        **reuse_metadata(context, batch.reuse, store),
     }
-    made, start = {}, 0
-    for i, (key, doc_chunks) in enumerate(chunks.items()):
-        doc_rows = rows[start : start + len(doc_chunks)]
-        start += len(doc_chunks)
+    made = {}
+    for key, vectors in batch.documents.items():
         found = check_embeddings(
-            [c.chunk_id for c in doc_chunks],
-            [r.chunk_id for r in doc_rows],
-            dense_matrix(doc_rows, embedder.dimension),
+            [c.chunk_id for c in chunks[key]],
+            [r.chunk_id for r in vectors.rows],
+            dense_matrix(vectors.rows, embedder.dimension),
             embedder.dimension,
         )
+        tokens = vectors.tokens.metadata() if vectors.tokens else {}
         made[key] = DocumentStep(
-            to_arrow(doc_rows, EmbeddingRow),
-            metadata={
-                **shared,
-                "vectors": len(doc_rows),
-                **(token_counts[i].metadata() if token_counts else {}),
-            },
+            to_arrow(vectors.rows, EmbeddingRow),
+            metadata={**shared, "vectors": len(vectors.rows), **tokens},
             checks=[CheckFound("embeddings_valid", found)],
         )
     yield from emit(context, made)
 
 
-def reuse_metadata(reuse: Reuse, store: VectorStore | None) -> dict[str, int | str]:
+def embedder_metadata(context: AssetExecutionContext, embedder: Embedder, fallback: str | None):
+    """The model and runtime that ran, logged, and warned of when they are not the configured."""
+    context.log.info(
+        f"embedding model {embedder.name} ({embedder.resolved.source}): {embedder.resolved.notes}"
+    )
+    if fallback:
+        context.log.warning(fallback)
+    if embedder.runtime_fallback:
+        context.log.warning(f"embedding runtime: {embedder.runtime_fallback}")
+    return {
+        "model": embedder.name,
+        "model_source": embedder.resolved.source,
+        "dimension": embedder.dimension,
+        "sparse": embedder.has_sparse,
+        "model_notes": MetadataValue.json(embedder.resolved.notes),
+        "model_fallback": fallback or "none",
+        "runtime": embedder.runtime,
+        "runtime_fallback": embedder.runtime_fallback or "none",
+    }
+
+
+def reuse_metadata(
+    context: AssetExecutionContext, reuse: Reuse, store: VectorStore | None
+) -> dict[str, int | str]:
     """The batch's texts the model ran, and those it did not: identical to another of the
     batch, or stored by an earlier run; and whether the store was read and written."""
+    if reuse.store_error:
+        context.log.warning(f"stored vectors not used: {reuse.store_error}")
     return {
         "texts_embedded": reuse.embedded,
         "texts_repeated": reuse.repeated,
