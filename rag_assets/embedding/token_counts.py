@@ -12,6 +12,8 @@ from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from rag_assets.ledgers import opened
+
 
 @dataclass(frozen=True)
 class TokenCount:
@@ -58,12 +60,8 @@ _open_ledger: ContextVar[TokenLedger | None] = ContextVar("open_token_ledger", d
 def counting_tokens() -> Iterator[TokenLedger]:
     """A ledger of what the encoder runs inside the block, in this thread only: another
     step encoding at the same time in the same process keeps its own."""
-    ledger = TokenLedger()
-    token = _open_ledger.set(ledger)
-    try:
+    with opened(_open_ledger, TokenLedger()) as ledger:
         yield ledger
-    finally:
-        _open_ledger.reset(token)
 
 
 def record_tokens(lengths: Sequence[int], widths: Sequence[int]) -> None:

@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from rag_assets.ledgers import opened
+
 
 @dataclass(frozen=True)
 class JobTime:
@@ -62,12 +64,8 @@ _open_ledger: ContextVar[ParseWorkerTime | None] = ContextVar("parse_worker_time
 @contextlib.contextmanager
 def timing_parse_workers() -> Iterator[ParseWorkerTime]:
     """A ledger of the worker time taken inside the block, in this thread only."""
-    ledger = ParseWorkerTime()
-    token = _open_ledger.set(ledger)
-    try:
+    with opened(_open_ledger, ParseWorkerTime()) as ledger:
         yield ledger
-    finally:
-        _open_ledger.reset(token)
 
 
 def open_ledger() -> ParseWorkerTime | None:
