@@ -12,7 +12,6 @@ from collections.abc import Sequence
 
 from dagster import DagsterRunStatus, DynamicPartitionsDefinition, RunsFilter
 from dagster_postgres import PostgresEventLogStorage
-from dagster_postgres.utils import get_token_provider_from_config, pg_url_from_config
 
 from rag_assets.defs.dagster_private import (
     FINISHED_STATUSES,
@@ -22,6 +21,7 @@ from rag_assets.defs.dagster_private import (
     SerializableEntitySubset,
     SqliteEventLogStorage,
 )
+from rag_assets.defs.postgres_storage import keep_a_connection, storage_arguments
 
 RUNS_A_QUERY = 500
 
@@ -117,33 +117,37 @@ def _check_state(
     )
 
 
-class DocumentsEventLogStorage(_CheckStatesAtScale, SqliteEventLogStorage):
-    """Dagster's SQLite event log (config: `base_dir`, the folder of its databases)."""
-
-    def __init__(self, base_dir: str, inst_data=None):
-        self._tables_there: set[str] = set()
-        super().__init__(base_dir, inst_data)
+class _TablesOnceThere:
+    """Dagster asks whether a table exists before every asset event's tags, check result and
+    partition lookup it writes or reads, each time reading the schema anew (on PostgreSQL over a
+    second connection, beside the one its write holds); a table once there stays (migrations
+    only add)."""
 
     def has_table(self, table_name: str) -> bool:
-        # Dagster asks before every check result it writes and every partition it looks up,
-        # each time reading the schema anew; a table once there stays (migrations only add).
-        if table_name not in self._tables_there and super().has_table(table_name):
-            self._tables_there.add(table_name)
-        return table_name in self._tables_there
+        there = self.__dict__.setdefault("_tables_there", set())
+        if table_name not in there and super().has_table(table_name):
+            there.add(table_name)
+        return table_name in there
+
+
+class DocumentsEventLogStorage(_TablesOnceThere, _CheckStatesAtScale, SqliteEventLogStorage):
+    """Dagster's SQLite event log (config: `base_dir`, the folder of its databases)."""
 
     @classmethod
     def from_config_value(cls, inst_data, config_value) -> DocumentsEventLogStorage:
         return cls(inst_data=inst_data, **config_value)
 
 
-class DocumentsPostgresEventLogStorage(_CheckStatesAtScale, PostgresEventLogStorage):
-    """Dagster's PostgreSQL event log (config: dagster-postgres's)."""
+class DocumentsPostgresEventLogStorage(
+    _TablesOnceThere, _CheckStatesAtScale, PostgresEventLogStorage
+):
+    """Dagster's PostgreSQL event log (config: dagster-postgres's), its connection kept
+    (defs/postgres_storage.py)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        keep_a_connection(self)
 
     @classmethod
     def from_config_value(cls, inst_data, config_value) -> DocumentsPostgresEventLogStorage:
-        return cls(
-            inst_data=inst_data,
-            postgres_url=pg_url_from_config(config_value),
-            should_autocreate_tables=config_value.get("should_autocreate_tables", True),
-            token_provider=get_token_provider_from_config(config_value),
-        )
+        return cls(inst_data=inst_data, **storage_arguments(config_value))

@@ -32,6 +32,7 @@ from rag_assets.defs.dagster_private import run_documents
 from rag_assets.defs.event_log_storage import DocumentsPostgresEventLogStorage
 from rag_assets.defs.landing import PART_TAG
 from rag_assets.defs.partitions import documents_partitions
+from rag_assets.defs.postgres_storage import DocumentsPostgresRunStorage
 from rag_assets.index.store import MilvusIndex
 from rag_assets.settings import Settings
 from rag_assets.storage import read_chunks
@@ -230,7 +231,7 @@ def test_daemon_runs_documents_side_by_side_on_postgres(tmp_path, monkeypatch):
             # started one) end before their code server and the database go.
             wait_until_nothing_runs(instance)
 
-        assert type(instance.run_storage).__name__ == "PostgresRunStorage"
+        assert isinstance(instance.run_storage, DocumentsPostgresRunStorage)
         assert isinstance(instance.event_log_storage, DocumentsPostgresEventLogStorage)
         # The checks' partition view (read as the webserver reads it) has every document.
         check = AssetCheckKey(AssetKey("document_chunks"), "chunk_metadata_complete")
