@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 from dagster import AssetObservation, DagsterInstance
 
-from rag_assets.defs.dagster_private import events_written_together
+from rag_assets.defs.dagster_private import events_written_together, report_observations_together
 from rag_assets.defs.observed_sources import (
     OBSERVED_SOURCES,
     PER_DOCUMENT,
@@ -49,7 +49,6 @@ def report_changes(
     instance: DagsterInstance, resources: Mapping[str, object], files: Iterable[InboxFile]
 ) -> int:
     observations = changed_observations(instance, resources, files)
-    with events_written_together(instance):  # one write for a folder of new files
-        for observation in observations:
-            instance.report_runless_asset_event(observation)
+    with events_written_together(instance):  # one transaction for a folder of new files
+        report_observations_together(instance, observations)
     return len(observations)

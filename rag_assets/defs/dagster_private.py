@@ -40,7 +40,12 @@ from contextlib import ExitStack, contextmanager
 from itertools import groupby
 from pathlib import Path
 
-from dagster import AssetMaterialization, DagsterEventType, DagsterInvariantViolationError
+from dagster import (
+    AssetMaterialization,
+    AssetObservation,
+    DagsterEventType,
+    DagsterInvariantViolationError,
+)
 from dagster._core import events as dagster_events
 from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
 from dagster._core.asset_graph_view.serializable_entity_subset import SerializableEntitySubset
@@ -52,10 +57,16 @@ from dagster._core.definitions.data_version import (
     extract_data_provenance_from_entry,
 )
 from dagster._core.event_api import PartitionKeyFilter
-from dagster._core.events import DagsterEventBatchMetadata, generate_event_batch_id
+from dagster._core.events import (
+    AssetObservationData,
+    DagsterEvent,
+    DagsterEventBatchMetadata,
+    generate_event_batch_id,
+)
 from dagster._core.execution import compute_logs
 from dagster._core.execution.context.data_version_cache import DataVersionCache
 from dagster._core.execution.plan import execute_step
+from dagster._core.instance.utils import RUNLESS_JOB_NAME, RUNLESS_RUN_ID
 from dagster._core.scheduler.instigation import InstigatorType
 from dagster._core.storage.asset_check_execution_record import (
     AssetCheckExecutionRecordStatus,
@@ -111,6 +122,7 @@ __all__ = [
     "add_partition_metadata",
     "check_results_written_together",
     "events_written_together",
+    "report_observations_together",
     "delete_document_events",
     "partition_tags",
     "run_documents",
@@ -183,6 +195,10 @@ PRIVATE_APIS = (
     ("dagster._core.events", "log_step_event"),
     ("dagster._core.events", "DagsterEventBatchMetadata"),
     ("dagster._core.events", "generate_event_batch_id"),
+    ("dagster._core.events", "AssetObservationData"),
+    ("dagster._core.events", "DagsterEvent"),
+    ("dagster._core.instance.utils", "RUNLESS_JOB_NAME"),
+    ("dagster._core.instance.utils", "RUNLESS_RUN_ID"),
 )
 
 
@@ -442,7 +458,12 @@ def _connect_kept_engine(self, shard: str):
 @contextmanager
 def _one_transaction_a_shard(storage):
     """Every event this thread writes to `storage` inside the block, in one transaction a shard,
-    committed at its end; on an error nothing of it is kept."""
+    committed at its end; on an error nothing of it is kept. Inside another such block (a batch
+    reported inside `events_written_together`), that block's transactions."""
+    batch = getattr(_open_batch, "connections", None)
+    if batch is not None and batch[0] is storage:
+        yield
+        return
     with storage._db_lock:
         connections: dict = {}
         _open_batch.connections = (storage, connections)
@@ -462,41 +483,76 @@ def _store_event_batch_together(self, events) -> None:
     documents' materializations took 150 of them). On an error nothing of the batch is kept,
     and Dagster writes the events one at a time."""
     with _one_transaction_a_shard(self):
-        for same_asset_planned, group in groupby(events, _planned_asset_key):
-            if same_asset_planned is None:
+        for same_asset, group in groupby(events, _asset_written_together):
+            if same_asset is None:
                 for event in group:
                     self.store_event(event)
             else:
-                _store_planned_together(self, list(group))
+                _store_asset_events_together(self, list(group))
 
 
-def _planned_asset_key(event) -> str | None:
-    """The asset key of a materialization planned for one partition, else None."""
+# Events of one asset and run written together: they touch no run or check status.
+WRITTEN_TOGETHER = {
+    DagsterEventType.ASSET_MATERIALIZATION_PLANNED,
+    DagsterEventType.ASSET_OBSERVATION,
+}
+
+
+def _asset_written_together(event) -> str | None:
+    """The asset key of a planned materialization or an observation of one partition, else
+    None."""
     dagster_event = event.dagster_event
     if (
         dagster_event is None
-        or dagster_event.event_type != DagsterEventType.ASSET_MATERIALIZATION_PLANNED
+        or dagster_event.event_type not in WRITTEN_TOGETHER
         or dagster_event.partition is None
     ):
         return None
-    return dagster_event.asset_key.to_string()
+    return f"{dagster_event.event_type_value} {dagster_event.asset_key.to_string()}"
 
 
-def _store_planned_together(storage, planned: list) -> None:
-    """One asset's planned materializations of a run (one a document of the batch), as
-    `store_event` writes each: its row in the run's shard and in the index, then the asset's
-    entry (its last run and event time, which only the last event sets as it stands after them
-    all). The rows go as one statement a shard: Dagster's statement for each event, its values
-    inline, was compiled anew each time (planning a run of 50 documents took seconds). They
-    carry no tags to index."""
-    *earlier, last = planned
+def _store_asset_events_together(storage, events: list) -> None:
+    """One asset's planned materializations of a run (one a document of the batch), or its
+    observations (three a new document's file), as `store_event` writes each: its row in the
+    run's shard and in the index, its tags (an observation's data version) beside the index
+    row, then the asset's entry (its last run and event time, which only the last event sets as
+    it stands after them all). The rows go as one statement a shard: Dagster's statement for
+    each event, its values inline, was compiled anew each time (planning a run of 50 documents
+    took seconds)."""
+    *earlier, last = events
     if earlier:
         rows = [storage._event_to_row(event) for event in earlier]
         with storage.run_connection(last.run_id) as conn:
             conn.execute(SqlEventLogStorageTable.insert(), rows)
         with storage.index_connection() as conn:
-            conn.execute(SqlEventLogStorageTable.insert(), rows)
+            inserted = conn.execute(
+                SqlEventLogStorageTable.insert().returning(SqlEventLogStorageTable.c.id), rows
+            )
+            # SQLite numbers the rows of one insert in their order; it returns them in any.
+            ids = sorted(row.id for row in inserted)
+            storage._store_asset_event_tags(conn, earlier, ids)
     storage.store_event(last)
+
+
+def report_observations_together(instance, observations: list[AssetObservation]) -> None:
+    """Observations outside any run, as `report_runless_asset_event` reports each, an asset's
+    as one batch of Dagster's event writes: on SQLite one statement a shard
+    (`_store_asset_events_together`), on PostgreSQL dagster-postgres's batch insert (which sets
+    an asset's entry from its batch's last event, hence a batch an asset)."""
+    by_asset = sorted(observations, key=lambda o: o.asset_key.to_string())
+    for _, same_asset in groupby(by_asset, key=lambda o: o.asset_key.to_string()):
+        batch = list(same_asset)
+        batch_id = generate_event_batch_id()
+        for position, observation in enumerate(batch, start=1):
+            instance.report_dagster_event(
+                DagsterEvent(
+                    DagsterEventType.ASSET_OBSERVATION.value,
+                    job_name=RUNLESS_JOB_NAME,
+                    event_specific_data=AssetObservationData(observation),
+                ),
+                run_id=RUNLESS_RUN_ID,
+                batch_metadata=DagsterEventBatchMetadata(batch_id, position == len(batch)),
+            )
 
 
 @contextmanager

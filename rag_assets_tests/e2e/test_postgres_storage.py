@@ -90,3 +90,26 @@ def test_a_forked_child_writes_on_its_own_connection_and_leaves_the_parents(scal
     observe(instance, 3)  # the parent's kept connection still works
     assert len(instance.fetch_observations(AssetKey("written_by_child"), limit=10).records) == 3
     assert len(instance.fetch_observations(AssetKey("inbox_file"), limit=10).records) == 4
+
+
+def test_observations_reported_together_read_back_as_each_documents_latest(scale_instance):
+    from rag_assets.defs.dagster_private import report_observations_together
+
+    instance, pg_env = scale_instance
+    observe(instance, 1)
+    before = sessions_opened(pg_env)
+    report_observations_together(
+        instance,
+        [
+            AssetObservation(asset, partition=f"p{i}", tags={"dagster/data_version": f"{asset}{i}"})
+            for i in range(5)
+            for asset in ("inbox_files", "parser_settings")
+        ],
+    )
+    assert sessions_opened(pg_env) - before <= 2
+    for asset in ("inbox_files", "parser_settings"):
+        for i in range(5):
+            record = instance.get_latest_data_version_record(AssetKey(asset), True, f"p{i}")
+            assert record.event_log_entry.tags["dagster/data_version"] == f"{asset}{i}"
+    # Each asset's entry is there, as the UI's asset list reads it.
+    assert {AssetKey("inbox_files"), AssetKey("parser_settings")} <= set(instance.get_asset_keys())

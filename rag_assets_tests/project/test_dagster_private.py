@@ -244,7 +244,14 @@ def _stored_rows(storage, run_id: str) -> dict[str, list[tuple]]:
             )
         )
         entry_rows = [tuple(r) for r in entries]
-    return {"shard": shard_rows, "index": index_rows, "assets": entry_rows}
+        tags = conn.execute(
+            sqlalchemy.text(
+                "SELECT e.partition, t.asset_key, t.key, t.value FROM asset_event_tags t"
+                " JOIN event_logs e ON e.id = t.event_id ORDER BY t.id"
+            )
+        )
+        tag_rows = [tuple(r) for r in tags]
+    return {"shard": shard_rows, "index": index_rows, "assets": entry_rows, "tags": tag_rows}
 
 
 def test_a_runs_planned_events_written_together_are_what_dagster_writes_one_by_one(
@@ -275,6 +282,69 @@ def test_a_runs_planned_events_written_together_are_what_dagster_writes_one_by_o
     assert len(together["index"]) == 62
     assert together == one_by_one
     assert ("parsed", "run-a", 1) in [(k.strip('[]"'), r, t) for k, r, t in together["assets"]]
+
+
+def _observations(assets: list[str], partitions: int) -> list:
+    from dagster import AssetObservation
+
+    return [
+        AssetObservation(asset, partition=f"p{i}", tags={"dagster/data_version": f"{asset}{i}"})
+        for i in range(partitions)
+        for asset in assets
+    ]
+
+
+def test_observations_reported_together_are_what_dagster_writes_one_by_one(
+    tmp_path: Path,
+) -> None:
+    import sqlalchemy
+    from dagster import AssetKey, DagsterInstance
+
+    from rag_assets.defs.dagster_private import (
+        events_written_together,
+        report_observations_together,
+    )
+
+    observations = _observations(["inbox_files", "parser_settings"], 25)
+    (tmp_path / "together").mkdir()
+    (tmp_path / "one-by-one").mkdir()
+    with DagsterInstance.local_temp(str(tmp_path / "together")) as instance:
+        storage = instance.event_log_storage
+        instance.report_runless_asset_event(observations[0])  # the shards' engines exist
+        statements: list[str] = []
+        for engine in storage._kept_shard_engines.values():
+            sqlalchemy.event.listen(
+                engine, "before_cursor_execute", lambda *a: statements.append(a[2])
+            )
+        # Inside the one transaction a shard the CLI opens around its reports, as it runs.
+        with events_written_together(instance):
+            report_observations_together(instance, observations[1:])
+        together = _stored_rows(storage, "")
+        latest = instance.get_latest_data_version_record(AssetKey("parser_settings"), True, "p7")
+    # Each asset's rows in a dozen statements, not two inserts, tags and an update each (200).
+    assert len(statements) < 30, statements
+    assert (
+        latest.event_log_entry.asset_observation.tags["dagster/data_version"] == "parser_settings7"
+    )
+    with DagsterInstance.local_temp(str(tmp_path / "one-by-one")) as instance:
+        by_asset = sorted(observations[1:], key=lambda o: o.asset_key.to_string())
+        for observation in observations[:1] + by_asset:
+            instance.report_runless_asset_event(observation)
+        one_by_one = _stored_rows(instance.event_log_storage, "")
+    assert len(together["tags"]) == 50
+    assert _untimed(together) == _untimed(one_by_one)
+
+
+def _untimed(stored: dict[str, list[tuple]]) -> dict[str, list[tuple]]:
+    """Stored rows with each event's report time left out: the two instances reported theirs
+    at different moments."""
+    import re
+
+    untimed = re.compile(r'"timestamp": [0-9.e+-]+')
+    return {
+        table: [tuple(untimed.sub("", v) if isinstance(v, str) else v for v in r) for r in rows]
+        for table, rows in stored.items()
+    }
 
 
 def _schema(path: Path) -> list[tuple]:
