@@ -18,7 +18,7 @@ import sqlite3
 import threading
 import time
 import warnings
-from contextlib import closing
+from contextlib import closing, suppress
 from pathlib import Path
 from typing import Any
 
@@ -170,6 +170,23 @@ def _hold_lite_file(path: str) -> Any:
     )
 
 
+def _claim_lite_file_now(path: str) -> bool:
+    """This process's claim on the file if it can be had without waiting (or is had already)."""
+    from filelock import FileLock, Timeout
+
+    with _lite_lock:
+        if path in _lite_holds:
+            return True
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(f"{path}.lock", thread_local=False)
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            return False
+        _lite_holds[path] = lock
+        return True
+
+
 def _check_engine_free(path: str) -> None:
     """Refuse a Lite file another process's engine holds, without asking milvus-lite to open it.
 
@@ -230,8 +247,36 @@ class LiteHold:
     def __init__(self, uri: str) -> None:
         self._path = lite_path(uri)
         self._client: Any = None
+        self._starting: threading.Thread | None = None
+        self._start_failed: BaseException | None = None
+
+    def start_in_background(self) -> None:
+        """Start the engine on a thread, so that its start (about a second) overlaps the first
+        documents' parse; `hold()` waits for it. Only when the file is free now: waiting for
+        another process is left to `hold()`, where a stop signal ends the wait."""
+        if not self._path or self._client is not None or self._starting is not None:
+            return
+        if not _claim_lite_file_now(self._path):
+            return
+        self._starting = threading.Thread(target=self._start, name="milvus-lite-start")
+        self._starting.start()
+
+    def _start(self) -> None:
+        try:
+            self._client = open_lite(self._path)
+        except BaseException as exc:  # re-raised by hold(), in the thread that needs the engine
+            self._start_failed = exc
+
+    def _join_start(self) -> None:
+        if self._starting is not None:
+            self._starting.join()
+            self._starting = None
+        if (failed := self._start_failed) is not None:
+            self._start_failed = None
+            raise failed
 
     def hold(self) -> None:
+        self._join_start()
         if self._path and self._client is None:
             self._client = open_lite(self._path)
 
@@ -247,6 +292,8 @@ class LiteHold:
             self.close()
 
     def close(self) -> None:
+        with suppress(Exception):  # a start that failed leaves nothing to close
+            self._join_start()
         if self._client is not None:
             self._client.close()
             self._client = None

@@ -211,6 +211,8 @@ def _run_all(
     run_config = _run_config(settings, resources["collections"], log_level)
     # Milvus Lite's engine starts once for the whole ingest, not once per document.
     with LiteHold(settings.resolved_milvus_uri) as engine, parse_ahead:
+        if any("vector_index" in part.assets for b in batches for part in b.parts):
+            engine.start_in_background()  # while the first batch parses
         _add_fresh_outcomes(instance, graph, planned, progress)
         runs = BatchRuns(instance, defs, graph, run_config, engine, progress, parse_ahead)
         if not runs.run_all(batches):

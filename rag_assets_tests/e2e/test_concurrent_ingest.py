@@ -212,3 +212,41 @@ def test_a_hold_steps_aside_for_a_process_waiting_for_the_file(tmp_path):
         finally:
             if waiter.poll() is None:
                 waiter.kill()
+
+
+def test_an_engine_started_in_the_background_is_the_one_hold_keeps(tmp_path):
+    uri = str(tmp_path / "milvus.db")
+    with LiteHold(uri) as engine:
+        engine.start_in_background()
+        starting = engine._starting
+        assert starting is not None and starting.name == "milvus-lite-start"
+        engine.hold()  # waits for the start instead of starting a second engine
+        assert not starting.is_alive() and _engine_running(uri)
+        with MilvusIndex(uri) as write:
+            write.ensure_collection("m", 4, False)
+        assert _engine_running(uri)
+    assert not _engine_running(uri)
+    with LiteHold(uri) as engine:  # started and closed unused: the file is free again
+        engine.start_in_background()
+    with MilvusIndex(uri) as read:
+        assert read.list_collections()
+
+
+@pytest.mark.slow
+def test_a_background_start_leaves_a_file_another_process_holds_to_hold(tmp_path):
+    uri = str(tmp_path / "milvus.db")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, uri], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        with LiteHold(uri) as engine:
+            engine.start_in_background()
+            # No thread waits on the other process: a stop signal could not end that wait.
+            assert engine._starting is None
+            holder.communicate("\n", timeout=60)
+            engine.hold()
+            assert _engine_running(uri)
+    finally:
+        if holder.poll() is None:
+            holder.kill()
