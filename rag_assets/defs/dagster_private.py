@@ -494,13 +494,14 @@ def _store_event_batch_together(self, events) -> None:
 # Events of one asset and run written together: they touch no run or check status.
 WRITTEN_TOGETHER = {
     DagsterEventType.ASSET_MATERIALIZATION_PLANNED,
+    DagsterEventType.ASSET_MATERIALIZATION,
     DagsterEventType.ASSET_OBSERVATION,
 }
 
 
 def _asset_written_together(event) -> str | None:
-    """The asset key of a planned materialization or an observation of one partition, else
-    None."""
+    """The kind and asset key of a planned materialization, a materialization or an observation
+    of one partition, else None."""
     dagster_event = event.dagster_event
     if (
         dagster_event is None
@@ -512,11 +513,11 @@ def _asset_written_together(event) -> str | None:
 
 
 def _store_asset_events_together(storage, events: list) -> None:
-    """One asset's planned materializations of a run (one a document of the batch), or its
-    observations (three a new document's file), as `store_event` writes each: its row in the
-    run's shard and in the index, its tags (an observation's data version) beside the index
-    row, then the asset's entry (its last run and event time, which only the last event sets as
-    it stands after them all). The rows go as one statement a shard: Dagster's statement for
+    """One asset's planned materializations or materializations of a run (one a document of the
+    batch), or its observations (one a new document's file), as `store_event` writes each: its
+    row in the run's shard and in the index, its tags (a data version) beside the index row,
+    then the asset's entry (its last run, materialization and event time, which only the last
+    event sets as it stands after them all). The rows go as one statement a shard: Dagster's statement for
     each event, its values inline, was compiled anew each time (planning a run of 50 documents
     took seconds)."""
     *earlier, last = events

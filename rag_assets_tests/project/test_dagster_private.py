@@ -170,7 +170,11 @@ def _materializations(run_id: str, count: int) -> list:
         _event(
             run_id,
             DagsterEventType.ASSET_MATERIALIZATION,
-            StepMaterializationData(AssetMaterialization(AssetKey("doc"), partition=f"p{i}")),
+            StepMaterializationData(
+                AssetMaterialization(
+                    AssetKey("doc"), partition=f"p{i}", tags={"dagster/data_version": f"v{i}"}
+                )
+            ),
         )
         for i in range(count)
     ]
@@ -196,12 +200,13 @@ def test_an_event_batch_is_one_transaction_a_shard_all_or_nothing(
 
         stored = type(storage).store_event
 
-        def fails_on_the_third(self, event):
-            if event.dagster_event.partition == "p2":
+        # The last is written by itself, after the others were written together.
+        def fails_on_the_last(self, event):
+            if event.dagster_event.partition == "p4":
                 raise OSError("disk full")
             stored(self, event)
 
-        monkeypatch.setattr(type(storage), "store_event", fails_on_the_third)
+        monkeypatch.setattr(type(storage), "store_event", fails_on_the_last)
         with pytest.raises(OSError):
             storage.store_event_batch(_materializations("run-b", 5))
         monkeypatch.undo()
@@ -239,8 +244,8 @@ def _stored_rows(storage, run_id: str) -> dict[str, list[tuple]]:
         index_rows = [tuple(r) for r in index]
         entries = conn.execute(
             sqlalchemy.text(
-                "SELECT asset_key, last_run_id, last_materialization_timestamp IS NOT NULL"
-                " FROM asset_keys ORDER BY asset_key"
+                "SELECT asset_key, last_run_id, last_materialization_timestamp IS NOT NULL,"
+                " last_materialization FROM asset_keys ORDER BY asset_key"
             )
         )
         entry_rows = [tuple(r) for r in entries]
@@ -260,7 +265,7 @@ def test_a_runs_planned_events_written_together_are_what_dagster_writes_one_by_o
     import sqlalchemy
     from dagster import DagsterInstance
 
-    events = _planned("run-a", ["parsed", "chunks"], 30) + _materializations("run-a", 2)
+    events = _planned("run-a", ["parsed", "chunks"], 30) + _materializations("run-a", 30)
     (tmp_path / "together").mkdir()
     (tmp_path / "one-by-one").mkdir()
     with DagsterInstance.local_temp(str(tmp_path / "together")) as instance:
@@ -273,15 +278,18 @@ def test_a_runs_planned_events_written_together_are_what_dagster_writes_one_by_o
             )
         storage.store_event_batch(events[1:])
         together = _stored_rows(storage, "run-a")
-    # Each asset's planned rows in one statement a shard, not two inserts and an update each.
+    # Each asset's rows in one statement a shard, not two inserts, tags and an update each.
     assert len(statements) < 30
     with DagsterInstance.local_temp(str(tmp_path / "one-by-one")) as instance:
         for event in events:
             instance.event_log_storage.store_event(event)
         one_by_one = _stored_rows(instance.event_log_storage, "run-a")
-    assert len(together["index"]) == 62
+    assert len(together["index"]) == 90
+    assert len(together["tags"]) == 30
     assert together == one_by_one
-    assert ("parsed", "run-a", 1) in [(k.strip('[]"'), r, t) for k, r, t in together["assets"]]
+    assert ("parsed", "run-a", 1, None) in [
+        (k.strip('[]"'), r, t, m) for k, r, t, m in together["assets"]
+    ]
 
 
 def _observations(assets: list[str], partitions: int) -> list:
