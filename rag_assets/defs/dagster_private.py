@@ -75,7 +75,10 @@ from dagster._core.storage.asset_check_execution_record import (
 )
 from dagster._core.storage.asset_check_state import AssetCheckState
 from dagster._core.storage.dagster_run import FINISHED_STATUSES
-from dagster._core.storage.event_log.schema import SqlEventLogStorageTable
+from dagster._core.storage.event_log.schema import (
+    AssetCheckExecutionsTable,
+    SqlEventLogStorageTable,
+)
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import (
     INDEX_SHARD_NAME,
     SQLITE_BUSY_TIMEOUT_SECONDS,
@@ -89,8 +92,10 @@ from dagster._core.storage.tags import (
     PARTITION_NAME_TAG,
 )
 from dagster._daemon.asset_daemon import get_auto_materialize_paused, set_auto_materialize_paused
+from dagster._serdes import serialize_value
 from dagster._time import get_current_datetime
 from dagster._utils.interrupts import pop_captured_interrupt
+from sqlalchemy import bindparam
 from sqlalchemy.pool import NullPool
 
 from rag_assets.defs.partitions import documents_partitions
@@ -483,10 +488,12 @@ def _store_event_batch_together(self, events) -> None:
     documents' materializations took 150 of them). On an error nothing of the batch is kept,
     and Dagster writes the events one at a time."""
     with _one_transaction_a_shard(self):
-        for same_asset, group in groupby(events, _asset_written_together):
-            if same_asset is None:
+        for kind, group in groupby(events, _written_together):
+            if kind is None:
                 for event in group:
                     self.store_event(event)
+            elif kind[0] == DagsterEventType.ASSET_CHECK_EVALUATION:
+                _store_check_results_together(self, list(group))
             else:
                 _store_asset_events_together(self, list(group))
 
@@ -499,17 +506,22 @@ WRITTEN_TOGETHER = {
 }
 
 
-def _asset_written_together(event) -> str | None:
-    """The kind and asset key of a planned materialization, a materialization or an observation
-    of one partition, else None."""
+def _written_together(event) -> tuple | None:
+    """What a run's events written together share: a planned materialization's, a
+    materialization's or an observation's kind and asset; a check result's kind, asset and
+    check. None for any other event, and for one of no partition."""
     dagster_event = event.dagster_event
-    if (
-        dagster_event is None
-        or dagster_event.event_type not in WRITTEN_TOGETHER
-        or dagster_event.partition is None
-    ):
+    if dagster_event is None:
         return None
-    return f"{dagster_event.event_type_value} {dagster_event.asset_key.to_string()}"
+    kind = dagster_event.event_type
+    if kind == DagsterEventType.ASSET_CHECK_EVALUATION:
+        result = dagster_event.event_specific_data
+        if result.partition is None or not event.run_id:
+            return None
+        return (kind, result.asset_key.to_string(), result.check_name)
+    if kind not in WRITTEN_TOGETHER or dagster_event.partition is None:
+        return None
+    return (kind, dagster_event.asset_key.to_string())
 
 
 def _store_asset_events_together(storage, events: list) -> None:
@@ -533,6 +545,79 @@ def _store_asset_events_together(storage, events: list) -> None:
             ids = sorted(row.id for row in inserted)
             storage._store_asset_event_tags(conn, earlier, ids)
     storage.store_event(last)
+
+
+# Dagster's update of a check's execution row by a result, each value a parameter: one
+# statement compiled once, run for every result of a batch that has its row.
+_CHECK_RESULT_UPDATE = (
+    AssetCheckExecutionsTable.update()
+    .where(
+        (AssetCheckExecutionsTable.c.asset_key == bindparam("b_asset_key"))
+        & (AssetCheckExecutionsTable.c.check_name == bindparam("b_check_name"))
+        & (AssetCheckExecutionsTable.c.run_id == bindparam("b_run_id"))
+        & (AssetCheckExecutionsTable.c.partition == bindparam("b_partition"))
+    )
+    .values(
+        execution_status=bindparam("b_execution_status"),
+        evaluation_event=bindparam("b_evaluation_event"),
+        evaluation_event_timestamp=bindparam("b_evaluation_event_timestamp"),
+        evaluation_event_storage_id=bindparam("b_evaluation_event_storage_id"),
+        materialization_event_storage_id=bindparam("b_materialization_event_storage_id"),
+    )
+)
+
+
+def _store_check_results_together(storage, results: list) -> None:
+    """One check's results in a run (one a document of the batch), as `store_event` writes each:
+    its row in the run's shard and in the index, then the check's execution row for that
+    document: updated where a planned event made one, else added (a batch's run plans its checks
+    once for all its documents). The rows go as one statement a shard, the updates as one
+    statement run for each. When some documents have their row and others not, each result is
+    left to Dagster's own update, which adds what is missing and says what is doubled."""
+    rows = [storage._event_to_row(event) for event in results]
+    with storage.run_connection(results[0].run_id) as conn:
+        conn.execute(SqlEventLogStorageTable.insert(), rows)
+    with storage.index_connection() as conn:
+        inserted = conn.execute(
+            SqlEventLogStorageTable.insert().returning(SqlEventLogStorageTable.c.id), rows
+        )
+        ids = sorted(row.id for row in inserted)  # as for an asset's events above
+        values = [
+            _check_result_values(storage, event, row["event"], event_id)
+            for event, row, event_id in zip(results, rows, ids, strict=True)
+        ]
+        updated = conn.execute(_CHECK_RESULT_UPDATE, values).rowcount
+        if updated == 0:
+            conn.execute(
+                AssetCheckExecutionsTable.insert(),
+                [{column[2:]: value for column, value in v.items()} for v in values],
+            )
+    if 0 < updated != len(results):
+        for event, event_id in zip(results, ids, strict=True):
+            storage._update_asset_check_evaluation(event, event_id)
+
+
+def _check_result_values(storage, event, serialized: str, event_id: int) -> dict:
+    """An execution row's values for a result, named as the update's parameters (`b_` and the
+    column)."""
+    result = event.dagster_event.event_specific_data
+    target = result.target_materialization_data
+    status = (
+        AssetCheckExecutionRecordStatus.SUCCEEDED
+        if result.passed
+        else AssetCheckExecutionRecordStatus.FAILED
+    )
+    return {
+        "b_asset_key": result.asset_key.to_string(),
+        "b_check_name": result.check_name,
+        "b_run_id": event.run_id,
+        "b_partition": result.partition,
+        "b_execution_status": status.value,
+        "b_evaluation_event": serialized,
+        "b_evaluation_event_timestamp": storage._event_insert_timestamp(event),
+        "b_evaluation_event_storage_id": event_id,
+        "b_materialization_event_storage_id": target.storage_id if target else None,
+    }
 
 
 def report_observations_together(instance, observations: list[AssetObservation]) -> None:
@@ -644,7 +729,7 @@ def _forget_latest_materializations(conn, deleted: set[int]) -> None:
     from dagster._core.event_api import EventLogRecord
     from dagster._core.events.log import EventLogEntry
     from dagster._core.storage.event_log.schema import AssetKeyTable
-    from dagster._serdes import deserialize_value, serialize_value
+    from dagster._serdes import deserialize_value
 
     assets, table = AssetKeyTable, SqlEventLogStorageTable
     rows = conn.execute(db_select([assets.c.asset_key, assets.c.last_materialization])).fetchall()

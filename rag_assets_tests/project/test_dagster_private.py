@@ -474,3 +474,137 @@ def test_a_steps_check_results_go_to_the_event_log_as_one_batch(
             and record.status == dagster_private.AssetCheckExecutionRecordStatus.SUCCEEDED
         }
         assert sorted(succeeded) == ["a", "b", "c"][:done]
+
+
+def _check_executions(storage) -> list[tuple]:
+    """The checks' execution rows as the UI reads them, the run ids and times aside."""
+    import sqlalchemy
+    from dagster._serdes import deserialize_value
+
+    with storage.index_connection() as conn:
+        rows = conn.execute(
+            sqlalchemy.text(
+                "SELECT check_name, partition, execution_status, evaluation_event,"
+                " evaluation_event_storage_id, materialization_event_storage_id"
+                " FROM asset_check_executions ORDER BY id"
+            )
+        ).fetchall()
+    return [
+        (
+            name,
+            partition,
+            status,
+            getattr(
+                event and deserialize_value(event).dagster_event.event_specific_data, "passed", None
+            ),
+            event_id,
+            materialization_id,
+        )
+        for name, partition, status, event, event_id, materialization_id in rows
+    ]
+
+
+def _counting_dagsters_check_updates(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The documents whose check result Dagster's own update writes, from now on."""
+    storage_class = dagster_private.SqliteEventLogStorage
+    updated_by_dagster: list[str] = []
+    update = storage_class._update_asset_check_evaluation
+
+    def counted(self, event, event_id):
+        updated_by_dagster.append(event.dagster_event.event_specific_data.partition)
+        update(self, event, event_id)
+
+    monkeypatch.setattr(storage_class, "_update_asset_check_evaluation", counted)
+    return updated_by_dagster
+
+
+def test_a_checks_results_written_together_are_what_dagster_writes_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dagster import DagsterInstance, materialize
+    from dagster._core.storage.event_log.base import EventLogStorage
+    from dagster._core.storage.tags import (
+        ASSET_PARTITION_RANGE_END_TAG,
+        ASSET_PARTITION_RANGE_START_TAG,
+    )
+
+    updated_by_dagster = _counting_dagsters_check_updates(monkeypatch)
+
+    def run(folder: Path) -> list[tuple]:
+        folder.mkdir()
+        with DagsterInstance.local_temp(str(folder)) as instance:
+            result = materialize(
+                [_range_asset_with_checks()],
+                instance=instance,
+                resources={"io_manager": _NothingKept()},
+                tags={ASSET_PARTITION_RANGE_START_TAG: "a", ASSET_PARTITION_RANGE_END_TAG: "c"},
+            )
+            assert result.success
+            return _check_executions(instance.event_log_storage)
+
+    together = run(tmp_path / "together")
+    assert updated_by_dagster == []  # one statement for the three results
+    # Dagster's own batch write: each event by itself.
+    monkeypatch.setattr(
+        dagster_private.SqliteEventLogStorage,
+        "store_event_batch",
+        EventLogStorage.store_event_batch,
+    )
+    one_by_one = run(tmp_path / "one-by-one")
+    assert updated_by_dagster == ["a", "b", "c"]
+    # The run plans its check once for its partitions; each result adds its document's row.
+    assert [row[:4] for row in together] == [("whole", None, "PLANNED", None)] + [
+        ("whole", key, "SUCCEEDED", True) for key in "abc"
+    ]
+    assert together == one_by_one
+
+
+def test_check_results_written_together_update_the_rows_planned_for_their_documents(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dagster import AssetCheckEvaluation, AssetKey, DagsterInstance, StaticPartitionsDefinition
+    from dagster._core.definitions.asset_checks.asset_check_evaluation import (
+        AssetCheckEvaluationPlanned,
+    )
+    from dagster._core.events import DagsterEventType
+
+    keys = ["a", "b", "c"]
+    planned = _event(
+        "run-a",
+        DagsterEventType.ASSET_CHECK_EVALUATION_PLANNED,
+        AssetCheckEvaluationPlanned(
+            asset_key=AssetKey("doc"),
+            check_name="whole",
+            partitions_subset=StaticPartitionsDefinition(keys).subset_with_partition_keys(keys),
+        ),
+    )
+    results = [
+        _event(
+            "run-a",
+            DagsterEventType.ASSET_CHECK_EVALUATION,
+            AssetCheckEvaluation(
+                asset_key=AssetKey("doc"), check_name="whole", passed=key != "b", partition=key
+            ),
+        )
+        for key in keys
+    ]
+    updated_by_dagster = _counting_dagsters_check_updates(monkeypatch)
+    stored = {}
+    for how in ("together", "one-by-one"):
+        (tmp_path / how).mkdir()
+        with DagsterInstance.local_temp(str(tmp_path / how)) as instance:
+            storage = instance.event_log_storage
+            storage.store_event(planned)
+            if how == "together":
+                storage.store_event_batch(results)
+                assert updated_by_dagster == []
+            else:
+                for result in results:
+                    storage.store_event(result)
+            stored[how] = _check_executions(storage)
+    assert sorted(row[:4] for row in stored["together"]) == [
+        ("whole", "a", "SUCCEEDED", True),
+        ("whole", "b", "FAILED", False),
+        ("whole", "c", "SUCCEEDED", True),
+    ]
+    assert stored["together"] == stored["one-by-one"]
