@@ -13,7 +13,7 @@ from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.contracts.tabular import from_arrow
 from rag_assets.settings import Settings
-from rag_assets.sources.inbox import scan_inbox
+from rag_assets.sources.inbox import InboxFile, scan_inbox
 from rag_assets.sources.keys import (
     earlier_partition_keys_for,
     is_valid_partition_key,
@@ -55,16 +55,34 @@ def stored_key(settings: Settings, relative_path: str) -> str:
 
 def resolve_doc_id(settings: Settings, document: str) -> str:
     """A doc id as given, or the id of an inbox file named by path, relative path or file name."""
-    # Only a key rag_assets minted is joined to a path: "../x" must not read outside the data.
-    if is_valid_partition_key(document) and _has_chunks(settings, document):
-        return document
-    inbox = settings.inbox_dir
-    candidate = Path(document).resolve()
-    if candidate.is_relative_to(inbox.resolve()):
-        return stored_key(settings, candidate.relative_to(inbox.resolve()).as_posix())
+    return resolve_doc_ids(settings, [document])[0]
+
+
+def resolve_doc_ids(settings: Settings, documents: list[str]) -> list[str]:
+    """`resolve_doc_id` for each of `documents`, the inbox listed once for all of them (a
+    removal of 1,000 documents from 10,000 listed it a thousand times)."""
+    inbox = settings.inbox_dir.resolve()
+    listed: list[InboxFile] | None = None
+    resolved = []
+    for document in documents:
+        # Only a key rag_assets minted is joined to a path: "../x" must not read outside.
+        if is_valid_partition_key(document) and _has_chunks(settings, document):
+            resolved.append(document)
+            continue
+        candidate = Path(document).resolve()
+        if candidate.is_relative_to(inbox):
+            resolved.append(stored_key(settings, candidate.relative_to(inbox).as_posix()))
+            continue
+        if listed is None:
+            listed = scan_inbox(settings.inbox_dir)
+        resolved.append(_named_file(settings, listed, document))
+    return resolved
+
+
+def _named_file(settings: Settings, listed: list[InboxFile], document: str) -> str:
     matches = [
         stored_key(settings, f.relative_path)
-        for f in scan_inbox(inbox)
+        for f in listed
         if f.relative_path == document or f.path.name == Path(document).name
     ]
     if len(matches) == 1:

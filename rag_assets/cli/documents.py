@@ -90,7 +90,7 @@ def cmd_remove(args: argparse.Namespace) -> int:
     from rag_assets.instance import hold_data_folder, open_instance
     from rag_assets.removal import DataFolder
     from rag_assets.sources.keys import is_valid_partition_key
-    from rag_assets.storage import resolve_doc_id
+    from rag_assets.storage import resolve_doc_ids
 
     settings = command_settings(args)
     folder = DataFolder.of(settings)
@@ -98,16 +98,14 @@ def cmd_remove(args: argparse.Namespace) -> int:
     with hold_data_folder(settings.data_dir):
         instance = open_instance(settings)
         known = set(instance.get_dynamic_partitions(documents_partitions.name))
-        keys = []
-        for document in args.documents:
-            if is_valid_partition_key(document) and document in known | folder.keys_with_copies():
-                keys.append(document)
-                continue
-            try:
-                keys.append(resolve_doc_id(settings, document))
-            except LookupError as error:
-                print(f"rag-assets remove: {visible_line(str(error))}", file=sys.stderr)
-                return 1
+        here = known | folder.keys_with_copies()
+        named = [d for d in args.documents if not (is_valid_partition_key(d) and d in here)]
+        try:
+            resolved = dict(zip(named, resolve_doc_ids(settings, named), strict=True))
+        except LookupError as error:
+            print(f"rag-assets remove: {visible_line(str(error))}", file=sys.stderr)
+            return 1
+        keys = [resolved.get(d, d) for d in args.documents]
         removed = remove_documents(instance, folder, MilvusResource.of(settings), keys)
         for key in set(keys) & known:
             instance.delete_dynamic_partition(documents_partitions.name, key)

@@ -25,7 +25,7 @@ from rag_assets.sources.keys import (
 )
 from rag_assets.sources.paths import UnsafePathError, inside
 from rag_assets.sources.raw import capture_raw_document
-from rag_assets.storage import resolve_doc_id
+from rag_assets.storage import resolve_doc_id, resolve_doc_ids
 from rag_assets_tests.support.sensors import inbox_sensor_tick
 from rag_assets_tests.support.workspace import REPOSITORY_SELECTOR, code_location, graphql
 
@@ -216,6 +216,24 @@ def test_cli_chunks_refuses_a_path_as_doc_id(tmp_path, capsys):
         resolve_doc_id(settings, "../../outside/stolen")
     assert main(["chunks", "--data-dir", str(tmp_path / "data"), "../../outside/stolen"]) == 1
     assert "no ingested document matches" in capsys.readouterr().err
+
+
+def test_many_file_names_are_resolved_from_one_listing_of_the_inbox(tmp_path, monkeypatch):
+    import rag_assets.storage as storage
+
+    settings = Settings(data_dir=tmp_path / "data")
+    names = ["a.md", "b.md", "sub/c.md"]
+    for name in names:
+        (settings.inbox_dir / name).parent.mkdir(parents=True, exist_ok=True)
+        (settings.inbox_dir / name).write_text(f"# {name}\n")
+    listings = []
+    scan = storage.scan_inbox
+    monkeypatch.setattr(storage, "scan_inbox", lambda *a: listings.append(a) or scan(*a))
+    keys = resolve_doc_ids(settings, ["a.md", "b.md", "c.md", "sub/c.md"])
+    assert keys == [partition_key_for(n) for n in ["a.md", "b.md", "sub/c.md", "sub/c.md"]]
+    assert len(listings) == 1
+    with pytest.raises(LookupError, match="no ingested document matches 'd.md'"):
+        resolve_doc_ids(settings, ["a.md", "d.md"])
 
 
 # What the Materialize dialog's "Add a partition" sends (dagster-webapp's CreatePartitionDialog).
