@@ -9,15 +9,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from dagster import AssetKey, AssetRecordsFilter, DagsterEventType, DagsterInstance
+from dagster import AssetKey, DagsterEventType, DagsterInstance, DataProvenance
 
 from rag_assets.defs.dagster_private import (
     AssetGraphView,
     CachingStaleStatusResolver,
     StaleStatus,
     TemporalContext,
-    extract_data_provenance_from_entry,
     get_current_datetime,
+    materialization_tags,
 )
 from rag_assets.defs.observed_sources import PER_DOCUMENT, SHARED, latest_versions
 from rag_assets.defs.pipeline import pipeline_order
@@ -31,16 +31,9 @@ class PartitionPlan:
     reasons: tuple[str, ...]
 
 
-def _fresh_documents(instance: DagsterInstance, asset_graph, keys: list[str]) -> set[str]:
-    """The documents whose every step is fresh, read in one or two queries per asset for all.
-
-    A step is fresh when its latest materialization recorded the step's current code version, no
-    partitioned input has a record after the one the step saw, and each shared input still has
-    the version the step saw: what Dagster's stale status checks one partition at a time, in
-    several queries each. Anything else (missing, changed, re-observed, no code version) is left
-    to Dagster's resolver.
-    """
-    pipeline = pipeline_order(asset_graph.assets_defs)
+def _latest_ids(instance: DagsterInstance, pipeline: list[str], keys: list[str]) -> dict:
+    """(asset, document) -> the storage id of the document's latest observation (a per-document
+    source) or materialization (a step), one query an asset for all the documents."""
     latest: dict[tuple[str, str], int] = {}
     for asset in [*PER_DOCUMENT, *pipeline]:
         event = (
@@ -52,18 +45,27 @@ def _fresh_documents(instance: DagsterInstance, asset_graph, keys: list[str]) ->
             AssetKey(asset), event, set(keys)
         )
         latest.update({(asset, partition): id_ for partition, id_ in ids.items()})
+    return latest
+
+
+def _fresh_documents(
+    instance: DagsterInstance, asset_graph, keys: list[str], latest: dict
+) -> set[str]:
+    """The documents whose every step is fresh, read in one or two queries per asset for all.
+
+    A step is fresh when its latest materialization recorded the step's current code version, no
+    partitioned input has a record after the one the step saw, and each shared input still has
+    the version the step saw: what Dagster's stale status checks one partition at a time, in
+    several queries each. Anything else (missing, changed, re-observed, no code version) is left
+    to Dagster's resolver.
+    """
+    pipeline = pipeline_order(asset_graph.assets_defs)
     shared = {name: latest_versions(instance, name, None).get(None) for name in SHARED}
-    recorded = {}
-    for asset in pipeline:
-        ids = [id_ for (name, _), id_ in latest.items() if name == asset]
-        if ids:
-            records = instance.fetch_materializations(
-                AssetRecordsFilter(asset_key=AssetKey(asset), storage_ids=ids), limit=len(ids)
-            ).records
-            for record in records:
-                recorded[(asset, record.partition_key)] = extract_data_provenance_from_entry(
-                    record.event_log_entry
-                )
+    materialized = {id_: key for key, id_ in latest.items() if key[0] in pipeline}
+    recorded = {
+        materialized[id_]: DataProvenance.from_tags(tags)
+        for id_, tags in materialization_tags(instance, sorted(materialized)).items()
+    }
 
     def consumed_latest(provenance, dep: AssetKey, document: str) -> bool:
         name = dep.to_user_string()
@@ -96,11 +98,14 @@ def plan_runs(
     A missing asset or a failed last run re-runs the whole document (a failed blocking check
     leaves an older downstream in place that must not be rebuilt from what failed); otherwise the
     stale steps and everything below them run. Documents found fresh by the batch reads of
-    `_fresh_documents` are not asked one by one.
+    `_fresh_documents`, and new documents (no step materialized: every step missing, as the
+    resolver would say), are not asked one by one.
     """
     partition_keys = list(partition_keys)
     pipeline = pipeline_order(asset_graph.assets_defs)
-    fresh = _fresh_documents(instance, asset_graph, partition_keys)
+    latest = _latest_ids(instance, pipeline, partition_keys)
+    fresh = _fresh_documents(instance, asset_graph, partition_keys, latest)
+    materialized = {document for (asset, document) in latest if asset in pipeline}
     view = AssetGraphView(
         temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None),
         instance=instance,
@@ -113,6 +118,10 @@ def plan_runs(
     for key in partition_keys:
         if key in fresh and key not in failed_last:
             plans.append(PartitionPlan(key, (), ()))
+            continue
+        if key not in materialized:
+            reasons = tuple(f"{a} missing" for a in pipeline)
+            plans.append(PartitionPlan(key, tuple(pipeline), reasons))
             continue
         status = {a: resolver.get_status(AssetKey(a), key) for a in pipeline}
         missing = [a for a in pipeline if status[a] == StaleStatus.MISSING]

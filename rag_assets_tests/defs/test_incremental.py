@@ -16,7 +16,7 @@ from dagster._time import get_current_datetime
 from rag_assets.defs.assets import PIPELINE
 from rag_assets.defs.build import build_defs
 from rag_assets.defs.change_reports import report_changes
-from rag_assets.defs.run_plan import _fresh_documents, plan_runs
+from rag_assets.defs.run_plan import _fresh_documents, _latest_ids, plan_runs
 from rag_assets.runner.ingest import ingest
 from rag_assets.settings import Settings
 from rag_assets.sources.inbox import scan_folder
@@ -58,7 +58,33 @@ def fresh_both_ways(settings: Settings, instance) -> tuple[set[str], set[str]]:
         for k in keys
         if all(resolver.get_status(AssetKey(a), k) == StaleStatus.FRESH for a in PIPELINE)
     }
-    return _fresh_documents(instance, graph, keys), by_dagster
+    latest = _latest_ids(instance, list(PIPELINE), keys)
+    return _fresh_documents(instance, graph, keys, latest), by_dagster
+
+
+def test_a_new_documents_plan_is_every_step_missing_as_dagster_says(ingested, monkeypatch):
+    settings, _, instance, _ = ingested
+    (settings.inbox_dir / "seals.md").write_text("# Seals\n\nReplace them yearly.\n")
+    defs = build_defs(settings)
+    graph = defs.resolve_asset_graph()
+    new = next(f for f in scan_folder(settings.inbox_dir).files if f.relative_path == "seals.md")
+    instance.add_dynamic_partitions("documents", [new.partition_key])
+    report_changes(instance, defs.resources, [new])
+    # Planned from the batch reads alone: the resolver is not asked about a new document.
+    with monkeypatch.context() as patched:
+        patched.setattr(CachingStaleStatusResolver, "get_status", None)
+        (plan,) = plan_runs(instance, graph, [new.partition_key])
+    view = AssetGraphView(
+        temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None),
+        instance=instance,
+        asset_graph=graph,
+    )
+    resolver = CachingStaleStatusResolver(instance, graph, view)
+    assert all(
+        resolver.get_status(AssetKey(a), new.partition_key) == StaleStatus.MISSING for a in PIPELINE
+    )
+    assert plan.assets == tuple(PIPELINE)
+    assert plan.reasons == tuple(f"{a} missing" for a in PIPELINE)
 
 
 def stored_files(settings: Settings) -> dict[str, int]:

@@ -8,7 +8,7 @@ import importlib
 from pathlib import Path
 
 import pytest
-from dagster import AssetKey, ConfigurableIOManager
+from dagster import AssetKey, AssetMaterialization, ConfigurableIOManager
 
 from rag_assets.defs import dagster_private
 from rag_assets.defs.dagster_private import PRIVATE_APIS
@@ -608,3 +608,20 @@ def test_check_results_written_together_update_the_rows_planned_for_their_docume
         ("whole", "c", "SUCCEEDED", True),
     ]
     assert stored["together"] == stored["one-by-one"]
+
+
+def test_materialization_tags_read_from_the_stored_json_are_dagsters(tmp_path: Path) -> None:
+    from dagster import AssetRecordsFilter, DagsterInstance
+
+    from rag_assets.defs.dagster_private import materialization_tags
+
+    with DagsterInstance.local_temp(str(tmp_path)) as instance:
+        instance.event_log_storage.store_event_batch(_materializations("run-a", 12))
+        instance.report_runless_asset_event(AssetMaterialization(AssetKey("doc")))  # no tags
+        records = instance.fetch_materializations(
+            AssetRecordsFilter(asset_key=AssetKey("doc")), limit=20
+        ).records
+        read = materialization_tags(instance, [r.storage_id for r in records])
+    assert len(read) == 13
+    assert read == {r.storage_id: dict(r.event_log_entry.tags or {}) for r in records}
+    assert read[records[-1].storage_id] == {"dagster/data_version": "v0"}
