@@ -21,7 +21,7 @@ from rag_assets.defs.dagster_private import (
     SerializableEntitySubset,
     SqliteEventLogStorage,
 )
-from rag_assets.defs.postgres_storage import keep_a_connection, storage_arguments
+from rag_assets.defs.postgres_storage import KeptConnection
 
 RUNS_A_QUERY = 500
 
@@ -139,15 +139,6 @@ class DocumentsEventLogStorage(_TablesOnceThere, _CheckStatesAtScale, SqliteEven
 
 
 class DocumentsPostgresEventLogStorage(
-    _TablesOnceThere, _CheckStatesAtScale, PostgresEventLogStorage
+    _TablesOnceThere, _CheckStatesAtScale, KeptConnection, PostgresEventLogStorage
 ):
-    """Dagster's PostgreSQL event log (config: dagster-postgres's), its connection kept
-    (defs/postgres_storage.py)."""
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        keep_a_connection(self)
-
-    @classmethod
-    def from_config_value(cls, inst_data, config_value) -> DocumentsPostgresEventLogStorage:
-        return cls(inst_data=inst_data, **storage_arguments(config_value))
+    """Dagster's PostgreSQL event log, its connection kept (defs/postgres_storage.py)."""

@@ -43,22 +43,23 @@ def keep_a_connection(storage) -> None:
     os.register_at_fork(after_in_child=lambda: (e := kept()) and e.dispose(close=False))
 
 
-def storage_arguments(config_value) -> dict:
-    """dagster-postgres's config, as its storages' `from_config_value` read it."""
-    return {
-        "postgres_url": pg_url_from_config(config_value),
-        "should_autocreate_tables": config_value.get("should_autocreate_tables", True),
-        "token_provider": get_token_provider_from_config(config_value),
-    }
-
-
-class DocumentsPostgresRunStorage(PostgresRunStorage):
-    """Dagster's PostgreSQL run storage (config: dagster-postgres's), its connection kept."""
+class KeptConnection:
+    """A dagster-postgres storage (config: dagster-postgres's) that keeps its connection."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         keep_a_connection(self)
 
     @classmethod
-    def from_config_value(cls, inst_data, config_value) -> DocumentsPostgresRunStorage:
-        return cls(inst_data=inst_data, **storage_arguments(config_value))
+    def from_config_value(cls, inst_data, config_value):
+        # dagster-postgres's own returns its class, not this one.
+        return cls(
+            inst_data=inst_data,
+            postgres_url=pg_url_from_config(config_value),
+            should_autocreate_tables=config_value.get("should_autocreate_tables", True),
+            token_provider=get_token_provider_from_config(config_value),
+        )
+
+
+class DocumentsPostgresRunStorage(KeptConnection, PostgresRunStorage):
+    """Dagster's PostgreSQL run storage, its connection kept."""

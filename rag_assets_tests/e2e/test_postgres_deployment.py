@@ -120,6 +120,17 @@ def postgres_server() -> Iterator[dict[str, str]]:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+def dagster_database(pg_env: dict[str, str]):
+    """A connection to the Dagster database `postgres_server` made, as its owner."""
+    return psycopg2.connect(
+        host="127.0.0.1",
+        port=int(pg_env["DAGSTER_PG_PORT"]),
+        user=pg_env["DAGSTER_PG_USER"],
+        password=pg_env["DAGSTER_PG_PASSWORD"],
+        dbname=pg_env["DAGSTER_PG_DB"],
+    )
+
+
 @contextlib.contextmanager
 def started(command: list[str], env: dict[str, str], log: Path) -> Iterator[subprocess.Popen]:
     with log.open("w") as out:
@@ -252,13 +263,7 @@ def test_daemon_runs_documents_side_by_side_on_postgres(tmp_path, monkeypatch):
             later[0] < earlier[1] for earlier, later in zip(spans, spans[1:], strict=False)
         ), spans
         # The runs and their events are rows in PostgreSQL.
-        connection = psycopg2.connect(
-            host="127.0.0.1",
-            port=int(pg_env["DAGSTER_PG_PORT"]),
-            user=pg_env["DAGSTER_PG_USER"],
-            password=pg_env["DAGSTER_PG_PASSWORD"],
-            dbname=pg_env["DAGSTER_PG_DB"],
-        )
+        connection = dagster_database(pg_env)
         with connection, connection.cursor() as cursor:
             cursor.execute("SELECT run_id FROM runs WHERE status = 'SUCCESS'")
             assert {r.dagster_run.run_id for r in records} <= {row[0] for row in cursor.fetchall()}

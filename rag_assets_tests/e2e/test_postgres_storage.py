@@ -9,11 +9,10 @@ from __future__ import annotations
 import os
 import shutil
 
-import psycopg2
 import pytest
 from dagster import AssetKey, AssetObservation, DagsterInstance
 
-from rag_assets_tests.e2e.test_postgres_deployment import postgres_server
+from rag_assets_tests.e2e.test_postgres_deployment import dagster_database, postgres_server
 from rag_assets_tests.project.test_deployments import SCALE_INSTANCE
 
 pytestmark = pytest.mark.slow
@@ -23,13 +22,7 @@ EVENTS = 40
 
 def sessions_opened(pg_env: dict[str, str]) -> int:
     """Sessions the server has accepted on Dagster's database (this query's own among them)."""
-    connection = psycopg2.connect(
-        host="127.0.0.1",
-        port=int(pg_env["DAGSTER_PG_PORT"]),
-        user=pg_env["DAGSTER_PG_USER"],
-        password=pg_env["DAGSTER_PG_PASSWORD"],
-        dbname=pg_env["DAGSTER_PG_DB"],
-    )
+    connection = dagster_database(pg_env)
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_stat_force_next_flush()")
