@@ -63,6 +63,7 @@ from dagster._core.events import (
     DagsterEventBatchMetadata,
     generate_event_batch_id,
 )
+from dagster._core.events.log import EventLogEntry
 from dagster._core.execution import compute_logs
 from dagster._core.execution.context.data_version_cache import DataVersionCache
 from dagster._core.execution.plan import execute_step
@@ -92,7 +93,7 @@ from dagster._core.storage.tags import (
     PARTITION_NAME_TAG,
 )
 from dagster._daemon.asset_daemon import get_auto_materialize_paused, set_auto_materialize_paused
-from dagster._serdes import serialize_value
+from dagster._serdes import deserialize_value, serialize_value
 from dagster._time import get_current_datetime
 from dagster._utils.interrupts import pop_captured_interrupt
 from sqlalchemy import bindparam
@@ -528,22 +529,29 @@ def _store_asset_events_together(storage, events: list) -> None:
     batch), or its observations (one a new document's file), as `store_event` writes each: its
     row in the run's shard and in the index, its tags (a data version) beside the index row,
     then the asset's entry (its last run, materialization and event time, which only the last
-    event sets as it stands after them all). The rows go as one statement a shard: Dagster's statement for
-    each event, its values inline, was compiled anew each time (planning a run of 50 documents
-    took seconds)."""
+    event sets as it stands after them all). The rows go as one statement a shard: Dagster's
+    statement for each event, its values inline, was compiled anew each time (planning a run of
+    50 documents took seconds)."""
     *earlier, last = events
     if earlier:
-        rows = [storage._event_to_row(event) for event in earlier]
-        with storage.run_connection(last.run_id) as conn:
-            conn.execute(SqlEventLogStorageTable.insert(), rows)
+        _, ids = _insert_event_rows(storage, earlier)
         with storage.index_connection() as conn:
-            inserted = conn.execute(
-                SqlEventLogStorageTable.insert().returning(SqlEventLogStorageTable.c.id), rows
-            )
-            # SQLite numbers the rows of one insert in their order; it returns them in any.
-            ids = sorted(row.id for row in inserted)
             storage._store_asset_event_tags(conn, earlier, ids)
     storage.store_event(last)
+
+
+def _insert_event_rows(storage, events: list) -> tuple[list[dict], list[int]]:
+    """One run's events as rows of its shard and of the index, one statement each (inside
+    `_store_event_batch_together`'s transaction): the rows, and the ids the index gave them."""
+    rows = [storage._event_to_row(event) for event in events]
+    with storage.run_connection(events[0].run_id) as conn:
+        conn.execute(SqlEventLogStorageTable.insert(), rows)
+    with storage.index_connection() as conn:
+        inserted = conn.execute(
+            SqlEventLogStorageTable.insert().returning(SqlEventLogStorageTable.c.id), rows
+        )
+        # SQLite numbers the rows of one insert in their order; it returns them in any.
+        return rows, sorted(row.id for row in inserted)
 
 
 # Dagster's update of a check's execution row by a result, each value a parameter: one
@@ -573,14 +581,8 @@ def _store_check_results_together(storage, results: list) -> None:
     once for all its documents). The rows go as one statement a shard, the updates as one
     statement run for each. When some documents have their row and others not, each result is
     left to Dagster's own update, which adds what is missing and says what is doubled."""
-    rows = [storage._event_to_row(event) for event in results]
-    with storage.run_connection(results[0].run_id) as conn:
-        conn.execute(SqlEventLogStorageTable.insert(), rows)
+    rows, ids = _insert_event_rows(storage, results)
     with storage.index_connection() as conn:
-        inserted = conn.execute(
-            SqlEventLogStorageTable.insert().returning(SqlEventLogStorageTable.c.id), rows
-        )
-        ids = sorted(row.id for row in inserted)  # as for an asset's events above
         values = [
             _check_result_values(storage, event, row["event"], event_id)
             for event, row, event_id in zip(results, rows, ids, strict=True)
@@ -726,9 +728,7 @@ def _forget_latest_materializations(conn, deleted: set[int]) -> None:
     """An asset's cached latest materialization (its whole event, metadata included) that was
     deleted becomes the latest one left."""
     from dagster._core.event_api import EventLogRecord
-    from dagster._core.events.log import EventLogEntry
     from dagster._core.storage.event_log.schema import AssetKeyTable
-    from dagster._serdes import deserialize_value
 
     assets, table = AssetKeyTable, SqlEventLogStorageTable
     rows = conn.execute(db_select([assets.c.asset_key, assets.c.last_materialization])).fetchall()
@@ -821,9 +821,6 @@ def materialization_tags(instance, storage_ids: list[int]) -> dict[int, dict[str
     was made from), read from each event's stored JSON: Dagster's reader builds each whole event,
     its metadata included, which was most of planning an ingest (10 ms a document). An event
     of another shape is read by Dagster's."""
-    from dagster._core.events.log import EventLogEntry
-    from dagster._serdes import deserialize_value
-
     table, tags = SqlEventLogStorageTable, {}
     with instance.event_log_storage.index_connection() as conn:
         for start in range(0, len(storage_ids), KEYS_A_STATEMENT):

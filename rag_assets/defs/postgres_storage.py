@@ -22,6 +22,18 @@ from dagster_postgres.utils import (
 
 # As Dagster's webserver recycles its kept connection (`--db-pool-recycle`).
 RECYCLE_SECONDS = 3600
+# The engines keeping a connection in this process, forgotten by a forked child (below).
+_KEPT_ENGINES: weakref.WeakSet = weakref.WeakSet()
+
+
+def _forget_parents_connections() -> None:
+    """In a forked child: the parent's kept connections are the parent's; they are dropped
+    without closing them, and the child opens its own."""
+    for engine in list(_KEPT_ENGINES):
+        engine.dispose(close=False)
+
+
+os.register_at_fork(after_in_child=_forget_parents_connections)
 
 
 def keep_a_connection(storage) -> None:
@@ -39,8 +51,7 @@ def keep_a_connection(storage) -> None:
         pool_pre_ping=True,
     )
     storage._engine = engine
-    kept = weakref.ref(engine)
-    os.register_at_fork(after_in_child=lambda: (e := kept()) and e.dispose(close=False))
+    _KEPT_ENGINES.add(engine)
 
 
 class KeptConnection:
