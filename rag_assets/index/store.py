@@ -363,9 +363,14 @@ class MilvusIndex:
         return [SearchHit.from_stored(hit) for hit in found]
 
     def dense_search_many(
-        self, collection: str, vectors: Sequence[Sequence[float]], top_k: int
+        self,
+        collection: str,
+        vectors: Sequence[Sequence[float]],
+        top_k: int,
+        doc_id: str | None = None,
     ) -> list[list[SearchHit]]:
-        """Nearest rows by cosine for each vector, over the whole collection, in batched calls."""
+        """Nearest rows by cosine for each vector, over the whole collection or within one
+        document, in batched calls."""
         self._ready(collection)
         hits: list[list[SearchHit]] = []
         for start in range(0, len(vectors), UPSERT_BATCH):
@@ -374,6 +379,7 @@ class MilvusIndex:
                 data=[unit_vector(v) for v in vectors[start : start + UPSERT_BATCH]],
                 anns_field="dense",
                 limit=top_k,
+                filter=within(doc_id, ""),
                 output_fields=SCALAR_FIELDS,
                 search_params={"metric_type": "IP"},
             )

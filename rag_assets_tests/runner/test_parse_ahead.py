@@ -1,4 +1,4 @@
-"""An ingest keeps the parse workers one document ahead of its runs."""
+"""An ingest keeps the parse workers two batches ahead of its runs."""
 
 from __future__ import annotations
 
@@ -63,26 +63,34 @@ def _parse_metadata(settings: Settings) -> list[dict]:
     ]
 
 
-def test_each_run_has_its_document_and_the_next_submitted_in_run_order(tmp_path: Path) -> None:
+def test_each_run_has_its_document_and_the_next_two_submitted_in_run_order(
+    tmp_path: Path,
+) -> None:
     settings = Settings(data_dir=tmp_path / "data", parse_workers=2)
     inbox = settings.inbox_dir
-    pdfs = [_manual(inbox / f"{name}.pdf", name) for name in ("pump", "valve", "fan")]
+    pdfs = [_manual(inbox / f"{name}.pdf", name) for name in ("pump", "valve", "fan", "belt")]
     (inbox / "notes.md").write_text("# Notes\n\nShort.\n")
-    order = ["pump.pdf", "notes.md", "valve.pdf", "fan.pdf"]
-    to_parse = ["pump.pdf", "valve.pdf", "fan.pdf"]
+    order = ["pump.pdf", "notes.md", "valve.pdf", "fan.pdf", "belt.pdf"]
+    to_parse = [[name] for name in order if name.endswith(".pdf")]
 
     with ParseAhead(build_defs(settings).resources, inbox, to_parse) as ahead:
         ahead.before([order[0]])
-        assert _key_file(page_pool.pending_read_ahead(), pdfs) == ["pump.pdf", "valve.pdf"]
-        ahead.before([order[1]])  # a Markdown file is parsed in its own run, nothing to start
-        ahead.before([order[2]])
         assert _key_file(page_pool.pending_read_ahead(), pdfs) == [
             "pump.pdf",
             "valve.pdf",
             "fan.pdf",
         ]
-        ahead.before([order[3]])  # nothing after the last
+        ahead.before([order[1]])  # a Markdown file is parsed in its own run, nothing to start
         assert len(page_pool.pending_read_ahead()) == 3
+        ahead.before([order[2]])
+        assert _key_file(page_pool.pending_read_ahead(), pdfs) == [
+            "pump.pdf",
+            "valve.pdf",
+            "fan.pdf",
+            "belt.pdf",
+        ]
+        ahead.before([order[4]])  # nothing after the last
+        assert len(page_pool.pending_read_ahead()) == 4
     # What no run took (here: all, as no run parsed) is dropped when the ingest ends.
     assert page_pool.pending_read_ahead() == []
 
@@ -92,30 +100,33 @@ def test_a_short_pdf_is_read_ahead_unless_its_run_is_the_one_starting(tmp_path: 
     parsed by a worker beside the runs before it."""
     settings = Settings(data_dir=tmp_path / "data", parse_workers=2)
     inbox = settings.inbox_dir
-    pdfs = [_manual(inbox / f"{name}.pdf", name, pages=3) for name in ("pump", "valve")]
-    pdfs.append(_manual(inbox / "fan.pdf", "fan"))
-    with ParseAhead(build_defs(settings).resources, inbox, [p.name for p in pdfs]) as ahead:
+    pdfs = [_manual(inbox / f"{name}.pdf", name, pages=3) for name in ("pump", "valve", "fan")]
+    pdfs.append(_manual(inbox / "belt.pdf", "belt"))
+    with ParseAhead(build_defs(settings).resources, inbox, [[p.name] for p in pdfs]) as ahead:
         ahead.before(["pump.pdf"])
-        assert _key_file(page_pool.pending_read_ahead(), pdfs) == ["valve.pdf"]
-        ahead.before(["valve.pdf"])
         assert _key_file(page_pool.pending_read_ahead(), pdfs) == ["valve.pdf", "fan.pdf"]
-
-
-def test_a_batch_has_its_documents_and_as_many_after_them_submitted(tmp_path: Path) -> None:
-    """A batch's run parses its documents one after another: the workers parse them, short or
-    long, and the next batch's, while the run takes each result in turn."""
-    settings = Settings(data_dir=tmp_path / "data", parse_workers=2)
-    inbox = settings.inbox_dir
-    names = ("pump", "valve", "fan", "belt", "seal", "gear")
-    pdfs = [_manual(inbox / f"{name}.pdf", name, pages=2) for name in names]
-    with ParseAhead(build_defs(settings).resources, inbox, [p.name for p in pdfs]) as ahead:
-        ahead.before(["pump.pdf", "valve.pdf"])
+        ahead.before(["valve.pdf"])
         assert _key_file(page_pool.pending_read_ahead(), pdfs) == [
-            "pump.pdf",
             "valve.pdf",
             "fan.pdf",
             "belt.pdf",
         ]
+
+
+def test_a_batch_has_its_documents_and_the_next_two_batches_submitted(tmp_path: Path) -> None:
+    """A batch's run parses its documents one after another: the workers parse them, short or
+    long, and the next two batches', while the run takes each result in turn."""
+    settings = Settings(data_dir=tmp_path / "data", parse_workers=2)
+    inbox = settings.inbox_dir
+    names = ("pump", "valve", "fan", "belt", "seal", "gear", "hose")
+    pdfs = [_manual(inbox / f"{name}.pdf", name, pages=2) for name in names]
+    batches = [[f"{n}.pdf" for n in names[i : i + 2]] for i in range(0, len(names), 2)]
+    with ParseAhead(build_defs(settings).resources, inbox, batches) as ahead:
+        ahead.before(["pump.pdf", "valve.pdf"])
+        assert _key_file(page_pool.pending_read_ahead(), pdfs) == [f"{n}.pdf" for n in names[:6]]
+        # A batch split after a failure: its documents' own batch counts, not their number.
+        ahead.before(["fan.pdf"])
+        assert _key_file(page_pool.pending_read_ahead(), pdfs) == [f"{n}.pdf" for n in names]
 
 
 def test_nothing_is_read_ahead_for_a_document_over_a_limit(tmp_path: Path) -> None:
@@ -126,11 +137,11 @@ def test_nothing_is_read_ahead_for_a_document_over_a_limit(tmp_path: Path) -> No
     settings = Settings(data_dir=tmp_path / "data", parse_workers=2, limits=limits)
     inbox = settings.inbox_dir
     pdfs = [_manual(inbox / f"{name}.pdf", name) for name in ("pump", "valve")]
-    with ParseAhead(build_defs(settings).resources, inbox, ["pump.pdf", "valve.pdf"]) as ahead:
+    with ParseAhead(build_defs(settings).resources, inbox, [["pump.pdf"], ["valve.pdf"]]) as ahead:
         ahead.before(["pump.pdf"])
         assert page_pool.pending_read_ahead() == []
     settings = Settings(data_dir=tmp_path / "data", parse_workers=2)
-    with ParseAhead(build_defs(settings).resources, inbox, ["pump.pdf", "valve.pdf"]) as ahead:
+    with ParseAhead(build_defs(settings).resources, inbox, [["pump.pdf"], ["valve.pdf"]]) as ahead:
         ahead.before(["pump.pdf"])
         assert _key_file(page_pool.pending_read_ahead(), pdfs) == ["pump.pdf", "valve.pdf"]
 
