@@ -317,7 +317,23 @@ def _write_receipt(
     if digest and len(fresh) == len(keys) and receipt_digest(settings, relative_paths) == digest:
         write_receipt(settings, relative_paths, digest, fresh)
     else:
-        _leave_receipt(settings, instance, graph, relative_paths, keys)
+        _leave_receipt(settings, instance, graph, relative_paths, keys, outcomes)
+
+
+def _as_unchanged(outcome: DocumentOutcome) -> DocumentOutcome:
+    """What the next ingest of an unchanged document reports: what its steps made and its checks'
+    latest results, as read from the instance (nothing ran, so no notes of this run's)."""
+    return DocumentOutcome(
+        outcome.doc_id,
+        outcome.source_path,
+        True,
+        outcome.parser,
+        outcome.template,
+        outcome.chunks,
+        outcome.checks_passed,
+        outcome.checks_total,
+        warned_checks=list(outcome.warned_checks),
+    )
 
 
 class ParseAhead:
@@ -453,19 +469,20 @@ class BatchRuns:
                 self.outcomes.add(outcome)
 
 
-def _leave_receipt(settings: Settings, instance, graph, relative_paths, keys) -> None:
+def _leave_receipt(
+    settings: Settings, instance, graph, relative_paths, keys, outcomes: list[DocumentOutcome]
+) -> None:
     """A receipt for the next ingest of these paths when every document is fresh now and nothing
     was written while that was read (reading may write: Dagster refreshes its cached partition
-    status, then a second look reads the same)."""
+    status, then a second look reads the same). Its lines are the ingest's own: the runs'
+    outcomes already hold each step's and check's latest (what the runs did not redo was read
+    from the instance)."""
+    by_key = {o.doc_id: o for o in outcomes if not o.skipped}
+    unchanged = [_as_unchanged(by_key[k]) for k in keys]
     for _ in range(2):
         digest = receipt_digest(settings, relative_paths)
         if not digest or any(p.assets for p in plan_runs(instance, graph, keys)):
             return
-        unchanged = fill_all_from_instance(
-            [DocumentOutcome(k, p, True) for p, k in zip(relative_paths, keys, strict=True)],
-            instance,
-            graph.asset_check_keys,
-        )
         if receipt_digest(settings, relative_paths) == digest:
             write_receipt(settings, relative_paths, digest, unchanged)
             return

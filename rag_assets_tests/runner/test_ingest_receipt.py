@@ -60,6 +60,23 @@ def test_an_unchanged_reingest_imports_no_model_and_its_receipt_no_dagster(tmp_p
     assert Settings(data_dir=data).receipt_path.is_file()
 
 
+def test_the_receipt_an_ingest_leaves_after_its_runs_says_what_dagster_says_next(tmp_path):
+    """The receipt written after runs holds the runs' outcomes as the instance reads them: the
+    same lines, in the same order, as the next ingest decided by Dagster's stale status."""
+    settings = Settings(data_dir=tmp_path / "data")
+    files = [tmp_path / "valves.md", tmp_path / "pumps.md"]
+    files[0].write_text("# Valves\n\nClose the valve slowly.\n")
+    files[1].write_text("# Pumps\n\n## Priming\n\nPrime the pump before the first start.\n")
+    first = ingest(settings, files)
+    assert all(o.success and o.ran for o in first)
+    left = replay(settings, files)
+    settings.receipt_path.unlink()
+    decided = ingest(settings, files)
+    assert not any(o.ran for o in decided)
+    assert left == decided
+    assert [o.summary() for o in left] == [o.summary() for o in decided]
+
+
 def test_the_receipt_is_void_once_anything_it_was_read_from_changes(tmp_path, monkeypatch):
     settings = Settings(data_dir=tmp_path / "data")
     guide = tmp_path / "pumps.md"
