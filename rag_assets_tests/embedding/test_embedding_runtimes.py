@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -143,11 +144,32 @@ def test_batches_by_length_cut_the_padding():
 
 
 @pytest.mark.slow
-def test_the_session_uses_the_cores_it_may_and_does_not_spin():
-    embedder = load_embedder(EmbeddingSpec(runtime="onnx"))
-    options = embedder._onnx._session.get_session_options()
+def test_batches_run_side_by_side_one_thread_each_without_spinning(monkeypatch):
+    """As many batches at once as the cores this process may use, each on one intra-op thread:
+    the vectors are those of one batch after another."""
+    embedder = load_embedder(EmbeddingSpec(runtime="onnx", batch_size=4))
+    encoder = embedder._onnx
+    options = encoder._session.get_session_options()
     assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
-    assert options.intra_op_num_threads == available_cores()
+    assert options.intra_op_num_threads == 1
+    assert encoder._side_by_side == available_cores()
+
+    texts = [f"Valve {i} closes after {'the pressure test ' * (i % 7)}step {i}." for i in range(30)]
+    callers: set[str] = set()
+    session = encoder._session
+    monkeypatch.setattr(
+        encoder,
+        "_session",
+        SimpleNamespace(
+            run=lambda *a: callers.add(threading.current_thread().name) or session.run(*a)
+        ),
+    )
+    side_by_side = encoder.encode(texts)
+    monkeypatch.setattr(encoder, "_side_by_side", 1)
+    one_after_another = encoder.encode(texts)
+    assert np.array_equal(side_by_side, one_after_another)
+    if available_cores() > 1:
+        assert any(name.startswith("embed") for name in callers), callers
 
 
 def test_a_new_export_version_gets_its_own_entry_and_re_embeds(monkeypatch, tmp_path):

@@ -289,16 +289,21 @@ def test_the_ceiling_is_the_best_cell_and_the_ingest_is_set_against_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     ceiling = load_bench_module(monkeypatch, "embedding_ceiling")
+    cell = {"runs": 4, "seconds": 3.0}
     grid = [
-        {"threads": 1, "batch": 8, "runs": 4, "seconds": 3.0, "tokens_per_s": 2000},
-        {"threads": 2, "batch": 8, "runs": 7, "seconds": 3.0, "tokens_per_s": 4000},
-        {"threads": 2, "batch": 32, "runs": 2, "seconds": 3.0, "tokens_per_s": 4000},
+        {"threads": 1, "side_by_side": 1, "batch": 8, **cell, "tokens_per_s": 2000},
+        {"threads": 2, "side_by_side": 1, "batch": 8, **cell, "tokens_per_s": 4000},
+        {"threads": 1, "side_by_side": 2, "batch": 8, **cell, "tokens_per_s": 3900},
+        {"threads": 2, "side_by_side": 1, "batch": 32, **cell, "tokens_per_s": 4000},
     ]
     assert ceiling.best(grid) is grid[1]
-    report = ceiling.ceiling_report({"grid": grid, "ingest": {"threads": 2, "batch": 8}})
-    assert "| 2 | 8 | 7 | 3.0 | 4000 | best, the ingest's settings |" in report
+    ingest = {"threads": 1, "side_by_side": 2, "batch": 8}
+    report = ceiling.ceiling_report({"grid": grid, "ingest": ingest})
+    assert "| 2 | 1 | 8 | 4 | 3.0 | 4000 | best |" in report
+    assert "| 1 | 2 | 8 | 4 | 3.0 | 3900 | the ingest's settings |" in report
     assert report.endswith(
-        "ceiling: 4,000 word pieces/s (intra-op threads 2, batch 8, 256 word pieces a text)"
+        "ceiling: 4,000 word pieces/s (intra-op threads 2, 1 side by side, batch 8, "
+        "256 word pieces a text)"
     )
 
     # two steps: the first embedded two documents and records its 10 s on both
