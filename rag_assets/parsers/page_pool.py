@@ -61,6 +61,10 @@ MIN_SPLIT_PAGES = 16
 MIN_RANGE_PAGES = 4
 # Several ranges per worker even out pages of unequal cost (tables against plain text).
 RANGES_PER_WORKER = 4
+# The workers parse at a lower CPU priority than the run they serve: reading ahead they fill the
+# cores a run's own steps leave free (indexing, Dagster's writes, one-thread steps), and never
+# slow those steps, which every document waits for.
+WORKER_NICENESS = 10
 
 _LIMITS = ParseWorkerSettings.model_fields
 IDLE_SECONDS_ENV = ParseWorkerSettings.env_name("parse_workers_idle_s")
@@ -460,6 +464,7 @@ def _init_worker(memory_mb: float | None = None) -> None:
     # Ctrl-C reaches the whole process group: the caller stops and ends its workers, which
     # would otherwise each print a KeyboardInterrupt traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.nice(WORKER_NICENESS)
     install_layout_model(threads=1)
     _free_since = time.monotonic()
 

@@ -505,3 +505,14 @@ def test_workers_end_when_the_process_that_started_them_is_killed() -> None:
     ):
         assert time.monotonic() < deadline, f"workers {workers} outlived their parent"
         time.sleep(0.2)
+
+
+def _niceness() -> int:
+    return os.nice(0)
+
+
+@pytest.mark.slow
+def test_workers_parse_at_a_lower_priority_than_the_run_they_serve() -> None:
+    """Read ahead, they take only what the run's own steps leave of the cores."""
+    expected = min(os.nice(0) + page_pool.WORKER_NICENESS, 19)
+    assert page_pool.run_in_workers(2, _niceness, [(), ()]) == [expected, expected]
