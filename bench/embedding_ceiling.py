@@ -73,10 +73,6 @@ def timed_runs(session, feed: dict, seconds: float, side_by_side: int = 1) -> tu
     """Runs of `feed`, `side_by_side` at a time, and the seconds they took, for at least
     `seconds`, after an untimed one each (the session's first run, or this batch shape's
     allocations)."""
-    list(
-        ThreadPoolExecutor(side_by_side).map(lambda _: session.run(None, feed), range(side_by_side))
-    )
-    started = time.perf_counter()
 
     def caller(_: int) -> int:
         runs = 0
@@ -86,6 +82,8 @@ def timed_runs(session, feed: dict, seconds: float, side_by_side: int = 1) -> tu
         return runs
 
     with ThreadPoolExecutor(side_by_side) as pool:
+        list(pool.map(lambda _: session.run(None, feed), range(side_by_side)))
+        started = time.perf_counter()
         runs = sum(pool.map(caller, range(side_by_side)))
     return runs, time.perf_counter() - started
 

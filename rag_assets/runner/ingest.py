@@ -7,6 +7,7 @@ import time
 from bisect import bisect_right
 from collections import deque
 from contextlib import suppress
+from dataclasses import replace
 from itertools import accumulate
 from pathlib import Path
 
@@ -323,17 +324,7 @@ def _write_receipt(
 def _as_unchanged(outcome: DocumentOutcome) -> DocumentOutcome:
     """What the next ingest of an unchanged document reports: what its steps made and its checks'
     latest results, as read from the instance (nothing ran, so no notes of this run's)."""
-    return DocumentOutcome(
-        outcome.doc_id,
-        outcome.source_path,
-        True,
-        outcome.parser,
-        outcome.template,
-        outcome.chunks,
-        outcome.checks_passed,
-        outcome.checks_total,
-        warned_checks=list(outcome.warned_checks),
-    )
+    return replace(outcome, ran=(), notes=[], seconds=0.0)
 
 
 class ParseAhead:
