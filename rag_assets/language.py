@@ -8,8 +8,10 @@ Chinese sentence quoting an English register name stays Chinese.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
+from collections import Counter
 
 UNDETERMINED = "und"
 CJK_SHARE = 0.3  # units that must be CJK for a text to count as Chinese / Japanese / Korean
@@ -30,26 +32,29 @@ def _script(char: str) -> str | None:
     return None
 
 
+# Every character `_script` names, found by one scan instead of a call a character.
+_CJK_CHAR = re.compile(
+    "[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f]"
+)
+
 _LETTER_SCRIPTS = {"LATIN": "en", "CYRILLIC": "ru", "GREEK": "el", "ARABIC": "ar", "HEBREW": "he"}
 
 
-def _word_script(word: str) -> str:
-    name = unicodedata.name(word[0], "")
+@functools.lru_cache(maxsize=4096)
+def _word_script(first_letter: str) -> str | None:
+    """The script a word starting with this letter counts for; None for a CJK one."""
+    if _script(first_letter):
+        return None
+    name = unicodedata.name(first_letter, "")
     return next((lang for key, lang in _LETTER_SCRIPTS.items() if name.startswith(key)), "other")
 
 
 def detect_language(text: str) -> str:
     """`zh`, `ja`, `ko`, `en`, `ru`, `el`, `ar`, `he`, `other`, or `und` when there are no letters."""
-    cjk: dict[str, int] = {}
-    words: dict[str, int] = {}
-    for char in text:
-        script = _script(char)
-        if script:
-            cjk[script] = cjk.get(script, 0) + 1
-    for word in _WORD.findall(text):
-        if not _script(word[0]):
-            lang = _word_script(word)
-            words[lang] = words.get(lang, 0) + 1
+    cjk = Counter(_script(char) for char in _CJK_CHAR.findall(text))
+    words = Counter(_word_script(word[0]) for word in _WORD.findall(text))
+    words.pop(None, None)
     cjk_units = sum(cjk.values())
     units = cjk_units + sum(words.values())
     if units == 0:

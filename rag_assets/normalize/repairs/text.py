@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
-from collections.abc import Callable, Set
+from collections.abc import Callable, Container, Set
 
 from rag_assets.contracts.ir import DocumentElement, TableData
 from rag_assets.normalize.repairs.heading_levels import LEVEL_STATED
@@ -80,8 +80,15 @@ def join_hyphenated(elements: list[DocumentElement]) -> tuple[list[DocumentEleme
         return f"{left}{match['hard']}{right}" if keep else joined
 
     def fix(text: str) -> tuple[str, int]:
-        joined = sum(join(m) != m[0] for m in _HYPHEN_BREAK.finditer(text))
-        text = _HYPHEN_BREAK.sub(join, text)
+        joined = 0
+
+        def join_counted(match: re.Match[str]) -> str:
+            nonlocal joined
+            replacement = join(match)
+            joined += replacement != match[0]
+            return replacement
+
+        text = _HYPHEN_BREAK.sub(join_counted, text)
         text, removed = _INLINE_SOFT_HYPHEN.subn("", text)
         return text, joined + removed
 
@@ -116,33 +123,42 @@ class _SplitWords:
             m[0].lower() for text in texts for m in _LATIN_WORD.finditer(text)
         )
         self.words = english_words()
-        clear_splits = {_joined(run) for text in texts for run in _split_runs(text, self.clear)}
+        clear_splits = {
+            _joined(run) for text in texts for run in _split_runs(text, self.clear, self.words)
+        }
         self.lenient = len(clear_splits) >= _LETTER_SPACED_WORDS
-        self.runs_in = {text: _split_runs(text, self.candidate) for text in texts}
+        self.runs_in = {text: self._runs(text) for text in texts}
         # A fragment counts as a word only where it stands outside every candidate run.
         in_runs: Counter[str] = Counter(
             m[0].lower() for runs in self.runs_in.values() for run in runs for m in run
         )
         self.alone = {f: self.seen[f] - in_runs[f] for f in in_runs}
 
-    def english(self, fragments: list[str]) -> bool:
-        # Letters in a row (`e f`, a list of variables) are no split word.
-        return "".join(fragments).lower() in self.words and max(map(len, fragments)) >= 3
+    def _runs(self, text: str) -> list[list[re.Match[str]]]:
+        return _split_runs(text, self.candidate, self.words, self.seen)
 
     def clear(self, fragments: list[str]) -> bool:
-        return self.english(fragments) and not all(
-            _is_word(f.lower(), self.words) for f in fragments
-        )
+        return self._clear(fragments, "".join(fragments).lower())
 
     def candidate(self, fragments: list[str]) -> bool:
-        if "".join(fragments).lower() in self.seen:  # a Counter's miss costs a call
+        joined = "".join(fragments).lower()
+        if joined in self.seen:  # a Counter's miss costs a call
             return True
-        return self.english(fragments) if self.lenient else self.clear(fragments)
+        return self._english(fragments, joined) if self.lenient else self._clear(fragments, joined)
+
+    def _english(self, fragments: list[str], joined: str) -> bool:
+        # Letters in a row (`e f`, a list of variables) are no split word.
+        return joined in self.words and max(map(len, fragments)) >= 3
+
+    def _clear(self, fragments: list[str], joined: str) -> bool:
+        return self._english(fragments, joined) and not all(
+            _is_word(f.lower(), self.words) for f in fragments
+        )
 
     def fix(self, text: str) -> tuple[str, int]:
         pieces: list[str] = []
         cursor = count = 0
-        runs = self.runs_in[text] if text in self.runs_in else _split_runs(text, self.candidate)
+        runs = self.runs_in[text] if text in self.runs_in else self._runs(text)
         for run in runs:
             run = self._trimmed(run)
             if not self._joins(run):
@@ -210,30 +226,45 @@ def english_words() -> Set[str]:
     return ENGLISH_WORDS
 
 
-def _split_runs(text: str, candidate: Callable[[list[str]], bool]) -> list[list[re.Match[str]]]:
+def _split_runs(
+    text: str,
+    candidate: Callable[[list[str]], bool],
+    words_known: Container[str],
+    words_seen: Container[str] = (),
+) -> list[list[re.Match[str]]]:
     """Runs of words one space apart that are `candidate` splits, longest run first, left to
-    right."""
+    right. `candidate` is asked only about runs whose lowercase join is in `words_known` or
+    `words_seen` (every candidate's is; most runs' are not, and a lookup is cheaper than a call)."""
     words = list(_LATIN_WORD.finditer(text))
     fragments = [m[0] for m in words]
-    # Read once a word, not once for every run tried through it.
     spaced = [text[a.end() : b.start()] == " " for a, b in zip(words, words[1:], strict=False)]
-    capital = [f[0].isupper() for f in fragments]
+    # For each run length, where a run of it may start: its fragments one space apart, their
+    # join spelled as a word. Latin letters lowercase one by one as they do together.
+    lowered = [f.lower() for f in fragments]
+    joined, spelled = lowered, {}
+    for size in range(2, _MAX_FRAGMENTS + 1):
+        joined = [j + f for j, f in zip(joined, lowered[size - 1 :], strict=False)]
+        spelled[size] = [
+            (j in words_known or j in words_seen) and all(spaced[k : k + size - 1])
+            for k, j in enumerate(joined)
+        ]
+    starts = sorted({k for hits in spelled.values() for k, hit in enumerate(hits) if hit})
     runs: list[list[re.Match[str]]] = []
-    i = 0
-    while i < len(words):
+    free = 0  # the first fragment no run holds yet
+    for i in starts:
+        if i < free:
+            continue
         for size in range(_MAX_FRAGMENTS, 1, -1):
-            end = i + size
-            if end > len(words) or not all(spaced[i : end - 1]):
+            if not (i < len(spelled[size]) and spelled[size][i]):
                 continue
-            group = fragments[i:end]
+            group = fragments[i : i + size]
             # A capital after the first fragment starts a word (`Visual Studio` is no split
             # of `VisualStudio`), unless the whole run is in capitals (`TERRITOR IAL`).
-            camel = any(capital[i + 1 : end]) and not "".join(group).isupper()
+            camel = any(f[0].isupper() for f in group[1:]) and not "".join(group).isupper()
             if not camel and candidate(group):
-                runs.append(words[i:end])
-                i += size - 1
+                runs.append(words[i : i + size])
+                free = i + size
                 break
-        i += 1
     return runs
 
 
