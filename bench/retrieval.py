@@ -19,6 +19,9 @@ analyzer (a name the index knows, or Milvus `analyzer_params` as JSON), to compa
 embedded once, and ends with their MRR@10 side by side. `--vocabularies auto none` chunks and
 searches with each choice of vocabulary packs in turn (`auto`: the packs made for each
 document's kind; `none`; or pack names), and ends with their MRR@10 side by side.
+`--fusion-variants section_titles=false document_weight=0` searches each template's chunks
+again with each of those fusion settings turned (a row `auto[section_titles=False]`), the
+chunks indexed once.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ import time
 from itertools import product
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.embedding.models import Embedder, EmbeddingBatch, EmbeddingSpec
 from rag_assets.embedding.selection import select_embedder
@@ -45,6 +50,7 @@ from rag_assets.parsing import parse_file
 from rag_assets.retrieval.evaluation.comparison import compare_templates, run_specs
 from rag_assets.retrieval.evaluation.sets import EvalQuestion, load_eval_set, passage_document
 from rag_assets.settings import Settings
+from rag_assets.settings.fusion import FusionSettings
 from rag_assets.sources.inbox import sha256_file
 from rag_assets.sources.keys import partition_key_for
 from rag_assets.tables.structure import structure_markdown, with_table_markdown
@@ -126,6 +132,19 @@ def _file_key(path: Path) -> str:
 
 def _analyzer(value: str) -> str | dict:
     return json.loads(value) if value.lstrip().startswith("{") else value
+
+
+def _fusion_variant(value: str) -> tuple[tuple[str, object], ...]:
+    """`section_titles=false,document_weight=0` as fusion fields and values, checked."""
+    pairs = dict(part.split("=", 1) for part in value.split(",") if "=" in part)
+    fields = {k.strip(): v.strip() for k, v in pairs.items()}
+    if not fields or set(fields) - set(FusionSettings.model_fields):
+        raise argparse.ArgumentTypeError(f"not FIELD=VALUE of the fusion settings: {value!r}")
+    try:
+        checked = FusionSettings.model_validate(fields)
+    except ValidationError as error:
+        raise argparse.ArgumentTypeError(f"{value!r}: {error.errors()[0]['msg']}") from None
+    return tuple((field, getattr(checked, field)) for field in fields)
 
 
 class ReusedEmbeddings:
@@ -219,6 +238,14 @@ def main(argv: list[str]) -> int:
         default=["auto"],
         help="vocabulary pack choices compared (auto, none, or comma-separated pack names)",
     )
+    parser.add_argument(
+        "--fusion-variants",
+        nargs="+",
+        type=_fusion_variant,
+        default=[],
+        help="fusion settings each searched as a run of its own on the same chunks "
+        "(FIELD=VALUE, several joined by commas: section_titles=false)",
+    )
     args = parser.parse_args(argv)
 
     settings = Settings.from_env()
@@ -279,7 +306,12 @@ def main(argv: list[str]) -> int:
                 comparison = compare_templates(
                     documents,
                     questions,
-                    run_specs(args.templates, args.single or None, args.chunks or None),
+                    run_specs(
+                        args.templates,
+                        args.single or None,
+                        args.chunks or None,
+                        args.fusion_variants,
+                    ),
                     reused,
                     counter,
                     lambda prefix, uri=uri, k1=k1, b=b: MilvusIndex(

@@ -27,6 +27,7 @@ from rag_assets.tables.structure import with_table_markdown
 from rag_assets.templates.base import ChunkTemplate, link_neighbours
 from rag_assets.templates.choice_cache import ChoiceCache
 from rag_assets.templates.registry import build_template
+from rag_assets.templates.sections import with_document_sections
 from rag_assets.templates.select import TemplateChoice, choose_template
 from rag_assets.templates.tokens import TokenCounter
 from rag_assets.vocabulary import Vocabulary
@@ -70,7 +71,7 @@ def chunk_document(
     rows = template.chunk(doc, counter)
     if rows and template.options.neighbour_ids:
         rows = link_neighbours(rows)
-    rows = with_profile_fields(rows, doc, template.vocabularies(doc))
+    rows = with_profile_fields(with_document_sections(rows), doc, template.vocabularies(doc))
     return ChunkedDocument(doc, rows, choice, template, template.document_structure(doc))
 
 

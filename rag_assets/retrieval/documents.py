@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rag_assets.profile.names import LEGAL_FORMS, initials
 from rag_assets.profile.periods import QUARTERLY_KINDS, Quarter, quarters_in
+from rag_assets.templates.sections import DOCUMENT_SECTIONS_KEY
 
 # `AT&T`, `Amazon.com`, `Coca-Cola` are one word; `Verizon's` is `Verizon` and `s`.
 _WORD = re.compile(r"[^\W_]+(?:[&.-][^\W_]+)*")
@@ -50,6 +51,7 @@ class DocumentCard(BaseModel):
     fiscal_year: int | None = None
     aliases: tuple[str, ...] = ()
     vocabularies: tuple[str, ...] = ()  # the packs its chunks were made with
+    sections: tuple[str, ...] = ()  # the titles its chunks' sections and tables go by
 
     @classmethod
     def from_metadata(cls, doc_id: str, metadata: dict) -> DocumentCard:
@@ -66,6 +68,7 @@ class DocumentCard(BaseModel):
             fiscal_year=number("fiscal_year"),
             aliases=tuple(str(a) for a in metadata.get("doc_aliases") or ()),
             vocabularies=tuple(str(p) for p in metadata.get("doc_vocabularies") or ()),
+            sections=tuple(str(t) for t in metadata.get(DOCUMENT_SECTIONS_KEY) or ()),
         )
 
 

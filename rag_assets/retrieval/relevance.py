@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 
@@ -27,94 +26,11 @@ from pydantic import BaseModel
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.index.filters import quote
 from rag_assets.retrieval.search import Retriever
+from rag_assets.text.terms import terms
 
 NOT_FOUND_THRESHOLD = 0.375  # bench/answers.py --calibrate: the best balanced accuracy
 
-_WORD = re.compile(r"[0-9a-z][0-9a-z_:.x-]*[0-9a-z]|[0-9a-z]")
-_CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 _NAME = re.compile(r"(?<![\w-])(?:[A-Z][\w-]*|[a-z]+[A-Z0-9][\w-]*|\d+[A-Za-z][\w-]*)")
-STOP_WORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "for",
-        "by",
-        "with",
-        "and",
-        "or",
-        "is",
-        "are",
-        "was",
-        "be",
-        "been",
-        "do",
-        "does",
-        "did",
-        "what",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "when",
-        "where",
-        "why",
-        "how",
-        "can",
-        "could",
-        "may",
-        "might",
-        "must",
-        "shall",
-        "should",
-        "will",
-        "would",
-        "i",
-        "my",
-        "me",
-        "we",
-        "our",
-        "you",
-        "your",
-        "it",
-        "its",
-        "this",
-        "that",
-        "these",
-        "those",
-        "there",
-        "their",
-        "they",
-        "them",
-        "from",
-        "as",
-        "about",
-        "into",
-        "than",
-        "then",
-        "so",
-        "if",
-        "not",
-        "no",
-        "any",
-        "many",
-        "much",
-    ]
-)
-
-
-def terms(text: str) -> set[str]:
-    """Words (casefolded, NFKC, no function words) and CJK character bigrams."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    found = {w for w in _WORD.findall(folded) if w not in STOP_WORDS and len(w) > 1}
-    for run in _CJK_RUN.findall(folded):
-        found.update(run[i : i + 2] for i in range(max(1, len(run) - 1)))
-    return found
 
 
 class Vocabulary:

@@ -17,8 +17,8 @@ from pydantic import AfterValidator, BaseModel, ValidationError
 
 from rag_assets.llm.client import LLMClient, LLMError
 from rag_assets.retrieval.inputs import MAX_KEYWORDS, MAX_TERM_CHARS
-from rag_assets.retrieval.relevance import STOP_WORDS
 from rag_assets.retrieval.tools.registry import TOOLS
+from rag_assets.text.terms import STOP_WORDS
 
 _GLOSSARY = [
     re.compile(p, re.IGNORECASE)

@@ -38,9 +38,11 @@ from rag_assets.retrieval.inputs import FilterValue, Page, SearchRequest, checke
 from rag_assets.retrieval.intent import asks_for_definition
 from rag_assets.retrieval.pages import best_hit_and_votes, page_groups, page_key, page_votes
 from rag_assets.retrieval.rerank import Reranker, RerankError, load_reranker, rerank
+from rag_assets.retrieval.titles import SectionTitles
 from rag_assets.retrieval.vocabulary import collection_packs, sections_asked, vocabulary_terms
 from rag_assets.settings import Settings
 from rag_assets.settings.fusion import FusionSettings
+from rag_assets.templates.sections import TITLES_KEY
 from rag_assets.vocabulary import Vocabulary
 
 _LIKE_UNSAFE = "%_\\"  # LIKE wildcards and the escape character: a literal prefix stops there
@@ -70,8 +72,10 @@ class SearchFilters(BaseModel):
     page_from: Page | None = None  # keep chunks whose [page_start, page_end] overlaps
     page_to: Page | None = None
     # Kinds of section a vocabulary pack knows, by its metadata key (`{"financial_statement":
-    # ["balance sheet"]}`): a chunk of any of them passes.
+    # ["balance sheet"]}`), and titles of sections (`["Contractor Leave Policy"]`, as chunks
+    # record them: templates/sections.py): a chunk of any kind or under any title passes.
     sections: dict[str, list[FilterValue]] | None = None
+    titles: list[FilterValue] | None = None
 
     @model_validator(mode="after")
     def _page_order(self) -> SearchFilters:
@@ -97,11 +101,14 @@ class SearchFilters(BaseModel):
         ):
             if values is not None:
                 clauses.append(f"{field} in [{', '.join(quote(v) for v in values)}]")
-        if self.sections is not None:
-            either = [
-                f'metadata["{key}"] in [{", ".join(quote(v) for v in kinds)}]'
-                for key, kinds in self.sections.items()
-            ]
+        either = [
+            f'metadata["{key}"] in [{", ".join(quote(v) for v in kinds)}]'
+            for key, kinds in (self.sections or {}).items()
+        ]
+        if self.titles is not None:
+            listed = ", ".join(quote(v) for v in self.titles)
+            either.append(f'json_contains_any(metadata["{TITLES_KEY}"], [{listed}])')
+        if either:
             clauses.append(f"({' or '.join(either)})" if len(either) > 1 else either[0])
         if self.header_path_prefix:
             clauses.append(_like("header_path", self.header_path_prefix))
@@ -152,8 +159,8 @@ class SearchResult(BaseModel):
     # (their lists in `found_by` as `dense@documents`, `bm25@documents`); None when none.
     documents: DocumentInference | None = None
     # The kinds of section (a vocabulary pack's: `balance sheet`) it named or read its
-    # measure from, searched alike (`dense@sections`, ...), within the named documents when
-    # there are some.
+    # measure from, and the titles of the collection's sections it named, searched alike
+    # (`dense@sections`, ...), within the named documents when there are some.
     sections: list[str] = []
     # Whether a hit is a page (its further hits in `same_page`) rather than one chunk.
     pages_grouped: bool = False
@@ -182,10 +189,15 @@ class _Scopes:
     filters: dict[str, SearchFilters]
     weights: dict[str, float]
     named: DocumentInference | None
-    asked: dict[str, list[str]]
+    asked: dict[str, list[str]]  # pack metadata key -> kinds of section
+    titles: list[str]  # titles of the collection's sections
+
+    @property
+    def sections(self) -> list[str]:
+        return [*(kind for kinds in self.asked.values() for kind in kinds), *self.titles]
 
     def drop_sections(self) -> None:
-        self.asked = {}
+        self.asked, self.titles = {}, []
         del self.filters[SECTIONS_SUFFIX], self.weights[SECTIONS_SUFFIX]
 
 
@@ -231,6 +243,7 @@ class Retriever:
         self.reranker = reranker
         self.rerank_top_n = rerank_top_n
         self._cards: list[DocumentCard] | None = None
+        self._titles: SectionTitles | None = None
         self.rerank_note = rerank_note or (
             f"rerank by {reranker.name} on the top {rerank_top_n} hits"
             if reranker
@@ -275,7 +288,7 @@ class Retriever:
             reranked=reranked,
             rerank_note=note,
             documents=scopes.named,
-            sections=[kind for kinds in scopes.asked.values() for kind in kinds],
+            sections=scopes.sections,
             pages_grouped=grouped,
             page_votes=grouped and self.fusion.page_votes,
         )
@@ -286,18 +299,29 @@ class Retriever:
         """The flat search's filter, and with `infer` those of the documents and the sections
         the question names."""
         named = None
+        allowed = set(filters.doc_ids) if filters.doc_ids is not None else None
+        cards = [c for c in self.document_cards() if allowed is None or c.doc_id in allowed]
         if infer and self.fusion.document_weight > 0:
-            allowed = set(filters.doc_ids) if filters.doc_ids is not None else None
-            cards = [c for c in self.document_cards() if allowed is None or c.doc_id in allowed]
             named = infer_from_question(query, cards)
-        asked = sections_asked(packs, query) if infer and self.fusion.section_weight > 0 else {}
-        scopes = _Scopes({"": filters}, {"": 1.0}, named, asked)
+        asked, titles = {}, []
+        if infer and self.fusion.section_weight > 0:
+            asked = sections_asked(packs, query)
+            # A pack that reads the question knows its domain's sections better than titles do.
+            if self.fusion.section_titles and not asked:
+                searched = set(named.doc_ids) if named else None
+                known = self._section_titles(
+                    [c for c in cards if searched is None or c.doc_id in searched]
+                )
+                titles = known.named(query)
+        scopes = _Scopes({"": filters}, {"": 1.0}, named, asked, titles)
         if named is not None:
             scopes.filters[DOCUMENTS_SUFFIX] = filters.model_copy(update={"doc_ids": named.doc_ids})
             scopes.weights[DOCUMENTS_SUFFIX] = self.fusion.document_weight
-        if asked:
+        if asked or titles:
             within = scopes.filters.get(DOCUMENTS_SUFFIX, filters)
-            scopes.filters[SECTIONS_SUFFIX] = within.model_copy(update={"sections": asked})
+            scopes.filters[SECTIONS_SUFFIX] = within.model_copy(
+                update={"sections": asked or None, "titles": titles or None}
+            )
             scopes.weights[SECTIONS_SUFFIX] = self.fusion.section_weight
         return scopes
 
@@ -319,7 +343,7 @@ class Retriever:
         terms = vocabulary_terms(packs, query) if self.fusion.vocabulary_terms else ""
         searched = f"{query}\n{terms}" if terms else query
         lists = self._candidates(searched, [*weights, *fill], pool, scopes.filters, bool(wanted))
-        if scopes.asked and not any(lists[n] for n in lists if n.endswith(SECTIONS_SUFFIX)):
+        if scopes.sections and not any(lists[n] for n in lists if n.endswith(SECTIONS_SUFFIX)):
             # No chunk of those sections here: nothing to fuse in, or to say.
             scopes.drop_sections()
             lists = {n: hits for n, hits in lists.items() if not n.endswith(SECTIONS_SUFFIX)}
@@ -409,6 +433,14 @@ class Retriever:
             }
             self._cards = sorted(cards.values(), key=lambda card: card.doc_id)
         return self._cards
+
+    def _section_titles(self, cards: list[DocumentCard]) -> SectionTitles:
+        """The titles of `cards`' sections; those of every document built once per retriever."""
+        if len(cards) < len(self.document_cards()):
+            return SectionTitles(t for card in cards for t in card.sections)
+        if self._titles is None:
+            self._titles = SectionTitles(t for card in cards for t in card.sections)
+        return self._titles
 
     def vocabularies(self) -> list[Vocabulary]:
         """The vocabulary packs the collection's documents were chunked with."""

@@ -74,6 +74,15 @@ class FusionSettings(EnvSettings):
             "balance sheet for a quick ratio), relative to the flat search's; 0 turns it off"
         ),
     )
+    section_titles: bool = Field(
+        True,
+        description=(
+            "a question holding the telling words of a title the collection's documents give "
+            "a section or a table (`cash flow statement` for `Consolidated Statements of Cash "
+            "Flows`; telling as learned from the collection's own titles) also searches that "
+            "section's chunks alone, at section_weight"
+        ),
+    )
     vocabulary_terms: bool = Field(
         True,
         description=(

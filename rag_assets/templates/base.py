@@ -16,6 +16,7 @@ from rag_assets.optional import StepFailures
 from rag_assets.profile.model import DocumentProfile
 from rag_assets.settings.groups import ChunkingSettings
 from rag_assets.templates.references import article_openings, cited_articles, cited_context
+from rag_assets.templates.sections import section_titles
 from rag_assets.templates.tokens import TokenCounter
 from rag_assets.vocabulary import Vocabulary, chosen_packs, packs_for
 
@@ -169,7 +170,11 @@ class ChunkTemplate(ABC):
         crumbs = headings if context_headings is None else context_headings
         packs = self.vocabularies(doc)
         context = contextualize(self._root(doc), crumbs, text, packs)
-        metadata = {**(metadata or {}), **section_metadata(packs, crumbs, text)}
+        metadata = {
+            **(metadata or {}),
+            **section_titles(crumbs, text),
+            **section_metadata(packs, crumbs, text),
+        }
         tokens = counter.count(text)
         # A short chunk may name what it is about only by the articles it cites; a longer one
         # has words enough of its own, and the openings would mostly repeat other chunks.

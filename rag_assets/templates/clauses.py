@@ -111,7 +111,7 @@ class ClausesTemplate(ChunkTemplate):
     """Clauses packed and split as `semantic` packs its sections (`packing`)."""
 
     name = "clauses"
-    version = "10"  # 10: section names only from the document's vocabulary packs
+    version = "11"  # 11: chunks record their section's and table's titles
     headings_from_text = True
 
     def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]:

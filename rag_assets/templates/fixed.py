@@ -28,7 +28,7 @@ from rag_assets.templates.tokens import TokenCounter, token_windows
 
 class FixedTemplate(ChunkTemplate):
     name = "fixed"
-    version = "7"  # 7: section names only from the document's vocabulary packs
+    version = "8"  # 8: chunks record their section's and table's titles
     cites_articles = False
 
     def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]:

@@ -89,7 +89,7 @@ class QAPairsTemplate(ChunkTemplate):
 
     name = "qa_pairs"
     # The prompt's version is part of the template's: a new prompt reads documents anew.
-    version = f"13+prompt{PROMPT_VERSION}"  # 13: section names only from vocabulary packs
+    version = f"14+prompt{PROMPT_VERSION}"  # 14: chunks record their sections' titles
     headings_from_text = True
     uses_llm = True
     options_class = QAPairsOptions

@@ -107,7 +107,7 @@ class SemanticTemplate(ChunkTemplate):
     """
 
     name = "semantic"
-    version = "11"  # 11: section names only from the document's vocabulary packs
+    version = "12"  # 12: chunks record their section's and table's titles
 
     def chunk(self, doc: StandardizedDocument, counter: TokenCounter) -> list[ChunkRow]:
         return section_rows(self, doc, counter)

@@ -70,7 +70,7 @@ def spec_structure(doc: StandardizedDocument, options: SpecOptions | None = None
 
 class SpecTemplate(ChunkTemplate):
     name = "spec"
-    version = "11"  # 11: section names only from the document's vocabulary packs
+    version = "12"  # 12: chunks record their section's and table's titles
     options_class = SpecOptions
     options: SpecOptions
 

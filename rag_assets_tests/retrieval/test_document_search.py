@@ -258,3 +258,61 @@ def test_a_statement_the_collection_lacks_is_neither_searched_nor_said(
     assert not any(name.endswith("@sections") for name in lacking.weights)
     holding = report_retriever.search(STATEMENT_QUESTION, top_k=3)
     assert holding.sections == ["balance sheet"] and "dense@sections" in holding.weights
+
+
+# --- a section the question names by its title, learned from the collection -------------------
+
+TITLED_QUESTION = "Under the policy on leave for contractors, how many sick days may be taken?"
+
+
+@pytest.fixture(scope="module")
+def handbook_retriever(settings: Settings) -> Iterator[Retriever]:
+    """A handbook no vocabulary pack knows: its overview says most of the question's words,
+    the section titled `Contractor Leave Policy` holds the answer."""
+    pages = [
+        [
+            ("heading", "## Overview"),
+            (
+                "paragraph",
+                "Questions on how many days of leave contractors may take under the policy, "
+                "sick or not, go to the office manager, who answers them within days.",
+            ),
+        ],
+        [
+            ("heading", "## Contractor Leave Policy"),
+            ("table", "| Kind | Allowance |\n|---|---|\n| Annual | 20 |\n| Illness | 10 |"),
+        ],
+        [("heading", "## Travel Policy"), ("paragraph", "Trains are booked second class.")],
+    ]
+    doc = with_profile(doc_from_pages(pages, doc_id="handbook", source_path="handbook.pdf"))
+    rows = chunk_document(doc, "auto", {"min_tokens": 0}, ApproxTokenCounter()).rows
+    assert not any(FINANCIAL_STATEMENT in r.metadata for r in rows)
+    embedder = load_embedder(EmbeddingSpec())
+    with MilvusIndex(settings.resolved_milvus_uri, collection_prefix="handbooks") as index:
+        yield Retriever(index, index_chunks(index, embedder, rows), embedder)
+
+
+def test_a_question_naming_a_sections_title_in_its_own_words_searches_that_section(
+    handbook_retriever: Retriever,
+) -> None:
+    flat = with_fusion(handbook_retriever, section_titles=False).search(TITLED_QUESTION, 3)
+    assert flat.sections == [] and flat.hits[0].page_start == 1  # the overview says more
+    steered = handbook_retriever.search(TITLED_QUESTION, top_k=3)
+    assert steered.sections == ["Contractor Leave Policy"]
+    assert steered.hits[0].page_start == 2
+    assert {"dense@sections", "bm25@sections"} <= set(steered.hits[0].found_by)
+    # One shared word (`policy`) names no section.
+    assert handbook_retriever.search("Which policy applies?", top_k=3).sections == []
+
+
+def test_a_pack_reading_the_question_takes_the_place_of_learned_titles(
+    report_retriever: Retriever,
+) -> None:
+    question = "What does the consolidated balance sheet say of PPNE?"
+    # The title alone names the statement's section ...
+    unpacked = with_fusion(report_retriever, section_titles=True)
+    assert "Consolidated Balance Sheets" in unpacked._section_titles(
+        unpacked.document_cards()
+    ).named(question)
+    # ... but the finance pack reads the question, so its kind is what is searched.
+    assert report_retriever.search(question, top_k=3).sections == ["balance sheet"]

@@ -193,6 +193,21 @@ def test_the_evaluation_groups_pages_as_the_settings_say(settings: Settings) -> 
 
     assert mrr(group_pages=True) == 1.0
     assert mrr(group_pages=False) < 1.0
+    # A fusion variant searches the same chunks as a run of its own, named by its settings.
+    both = compare_templates(
+        [doc],
+        [question],
+        run_specs(["semantic"], None, None, [(("group_pages", False),)]),
+        embedder,
+        counter,
+        lambda prefix: MilvusIndex(settings.resolved_milvus_uri, collection_prefix=prefix),
+        options={"max_tokens": 24, "overlap_tokens": 0},
+        fusion=FusionSettings(group_pages=True),
+    )
+    assert [(r.name, r.slices["all"].metrics["mrr@10"]) for r in both.runs] == [
+        ("semantic", 1.0),
+        ("semantic[group_pages=False]", mrr(group_pages=False)),
+    ]
 
 
 @pytest.mark.slow

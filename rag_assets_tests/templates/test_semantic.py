@@ -14,6 +14,7 @@ from rag_assets.templates.base import TemplateOptions
 from rag_assets.templates.semantic import SemanticTemplate
 from rag_assets.templates.tokens import ApproxTokenCounter
 from rag_assets_tests.support.builders import Item, make_doc, texts
+from rag_assets_tests.support.metadata import own_metadata
 
 APPROX = ApproxTokenCounter()
 
@@ -89,7 +90,7 @@ def test_semantic_section_number_and_metadata() -> None:
     )
     rows = semantic(doc)
 
-    assert [(r.logical_unit, r.metadata, r.chunk_type) for r in rows] == [
+    assert [(r.logical_unit, own_metadata(r), r.chunk_type) for r in rows] == [
         ("7.4.1", {"contains_table": False, "section_number": "7.4.1"}, "text"),
         (None, {"contains_table": False}, "text"),
         ("3", {"contains_table": False, "section_number": "3"}, "text"),

@@ -24,6 +24,7 @@ from rag_assets.templates.spec_parts.labels import find_references
 from rag_assets.templates.tokens import ApproxTokenCounter
 from rag_assets_tests.conftest import REPO_ROOT
 from rag_assets_tests.support.builders import assert_blocking_checks_pass, doc_from_elements
+from rag_assets_tests.support.metadata import own_metadata
 
 APPROX = ApproxTokenCounter()
 CORPUS_SPEC = REPO_ROOT / "examples" / "corpus" / "host-controller-spec.pdf"
@@ -75,7 +76,7 @@ def test_corpus_register_row_is_a_key_value_chunk(
         f"{TABLE_3} Bits: 15:8 | Field: Timeout Counter Value | Access: RW | Reset: 0x0E"
         " | Description: Data timeout, as a power of two of TMCLK cycles. See 2.1.1."
     )
-    assert row.metadata == {
+    assert own_metadata(row) == {
         "table_name": "Table 3: Host Control Register (Offset 0x04)",
         "table_label": "Table 3",
         "table_caption": "Table 3: Host Control Register (Offset 0x04)",
@@ -575,7 +576,7 @@ def test_figures_become_placeholders_with_caption_and_anchor() -> None:
         "[Figure 8: Block Diagram]",
     ]
     first = figures[0]
-    assert first.metadata == {
+    assert own_metadata(first) == {
         "figure_id": "Figure 7-1",
         "caption": "Figure 7-1: Write Operation Flowchart",
         "anchor_text": "The host writes a block as shown in Figure 7-1.",

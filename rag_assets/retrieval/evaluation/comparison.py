@@ -53,25 +53,32 @@ class RunSpec:
     template: str
     mode: Mode = "hybrid"
     pages: bool | None = None
+    # Fusion settings this run turns another way than the product's (`section_titles=False`),
+    # searched on the same chunks.
+    fusion: tuple[tuple[str, Any], ...] = ()
 
     @property
     def name(self) -> str:
         name = self.template if self.mode == "hybrid" else f"{self.template}:{self.mode}"
-        return f"{name}:chunks" if self.pages is False else name
+        name = f"{name}:chunks" if self.pages is False else name
+        return "".join([name, *(f"[{field}={value}]" for field, value in self.fusion)])
 
 
 def run_specs(
     templates: Sequence[str],
     single_retriever_template: str | None,
     chunks_template: str | None = None,
+    fusion_variants: Sequence[tuple[tuple[str, Any], ...]] = (),
 ) -> list[RunSpec]:
-    """Hybrid search for every template, plus BM25 alone and dense alone for one of them and
-    a hit per chunk (pages not grouped) for one."""
+    """Hybrid search for every template, plus BM25 alone and dense alone for one of them, a
+    hit per chunk (pages not grouped) for one, and every template searched with each of
+    `fusion_variants`' settings."""
     runs = [RunSpec(t) for t in templates]
     if single_retriever_template:
         runs += [RunSpec(single_retriever_template, m) for m in ("bm25", "dense")]
     if chunks_template:
         runs.append(RunSpec(chunks_template, pages=False))
+    runs += [RunSpec(t, fusion=variant) for variant in fusion_variants for t in templates]
     return runs
 
 
@@ -256,7 +263,9 @@ def compare_templates(
                     index,
                     collection,
                     queries,
-                    fusion=mode_fusion(fusion or FusionSettings(), run.mode),
+                    fusion=mode_fusion(fusion or FusionSettings(), run.mode).model_copy(
+                        update=dict(run.fusion)
+                    ),
                 )
                 outcomes = []
                 misses = []
