@@ -75,12 +75,14 @@ class FusionSettings(EnvSettings):
         ),
     )
     section_titles: bool = Field(
-        True,
+        False,
         description=(
             "a question holding the telling words of a title the collection's documents give "
             "a section or a table (`cash flow statement` for `Consolidated Statements of Cash "
             "Flows`; telling as learned from the collection's own titles) also searches that "
-            "section's chunks alone, at section_weight"
+            "section's chunks alone, at section_weight; off by default: it helps filings "
+            "without a vocabulary pack and costs a spec's questions whose answer lies outside "
+            "the section they name (bench/README)"
         ),
     )
     vocabulary_terms: bool = Field(

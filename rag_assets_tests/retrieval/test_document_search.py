@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from rag_assets.chunking import chunk_document
+from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.embedding.models import EmbeddingSpec, load_embedder
 from rag_assets.index.rows import IndexRow
@@ -209,13 +210,21 @@ def report_retriever(settings: Settings) -> Iterator[Retriever]:
             ),
         ],
     ]
-    doc = with_profile(doc_from_pages(pages, doc_id="report", source_path="report.pdf"))
-    rows = chunk_document(doc, "auto", {}, ApproxTokenCounter()).rows
+    rows = _profiled_rows(pages, "report", {})
     assert [r.metadata.get(FINANCIAL_STATEMENT) for r in rows if r.page_start == 3] == [
         "balance sheet"
     ]
+    yield from _retriever_over(rows, settings, "reports")
+
+
+def _profiled_rows(pages: list, doc_id: str, options: dict) -> list[ChunkRow]:
+    doc = with_profile(doc_from_pages(pages, doc_id=doc_id, source_path=f"{doc_id}.pdf"))
+    return chunk_document(doc, "auto", options, ApproxTokenCounter()).rows
+
+
+def _retriever_over(rows: list[ChunkRow], settings: Settings, prefix: str) -> Iterator[Retriever]:
     embedder = load_embedder(EmbeddingSpec())
-    with MilvusIndex(settings.resolved_milvus_uri, collection_prefix="reports") as index:
+    with MilvusIndex(settings.resolved_milvus_uri, collection_prefix=prefix) as index:
         yield Retriever(index, index_chunks(index, embedder, rows), embedder)
 
 
@@ -284,25 +293,23 @@ def handbook_retriever(settings: Settings) -> Iterator[Retriever]:
         ],
         [("heading", "## Travel Policy"), ("paragraph", "Trains are booked second class.")],
     ]
-    doc = with_profile(doc_from_pages(pages, doc_id="handbook", source_path="handbook.pdf"))
-    rows = chunk_document(doc, "auto", {"min_tokens": 0}, ApproxTokenCounter()).rows
+    rows = _profiled_rows(pages, "handbook", {"min_tokens": 0})
     assert not any(FINANCIAL_STATEMENT in r.metadata for r in rows)
-    embedder = load_embedder(EmbeddingSpec())
-    with MilvusIndex(settings.resolved_milvus_uri, collection_prefix="handbooks") as index:
-        yield Retriever(index, index_chunks(index, embedder, rows), embedder)
+    yield from _retriever_over(rows, settings, "handbooks")
 
 
 def test_a_question_naming_a_sections_title_in_its_own_words_searches_that_section(
     handbook_retriever: Retriever,
 ) -> None:
-    flat = with_fusion(handbook_retriever, section_titles=False).search(TITLED_QUESTION, 3)
+    flat = handbook_retriever.search(TITLED_QUESTION, 3)  # titles are off by default
     assert flat.sections == [] and flat.hits[0].page_start == 1  # the overview says more
-    steered = handbook_retriever.search(TITLED_QUESTION, top_k=3)
+    titled = with_fusion(handbook_retriever, section_titles=True)
+    steered = titled.search(TITLED_QUESTION, top_k=3)
     assert steered.sections == ["Contractor Leave Policy"]
     assert steered.hits[0].page_start == 2
     assert {"dense@sections", "bm25@sections"} <= set(steered.hits[0].found_by)
     # One shared word (`policy`) names no section.
-    assert handbook_retriever.search("Which policy applies?", top_k=3).sections == []
+    assert titled.search("Which policy applies?", top_k=3).sections == []
 
 
 def test_a_pack_reading_the_question_takes_the_place_of_learned_titles(
@@ -315,4 +322,4 @@ def test_a_pack_reading_the_question_takes_the_place_of_learned_titles(
         unpacked.document_cards()
     ).named(question)
     # ... but the finance pack reads the question, so its kind is what is searched.
-    assert report_retriever.search(question, top_k=3).sections == ["balance sheet"]
+    assert unpacked.search(question, top_k=3).sections == ["balance sheet"]
