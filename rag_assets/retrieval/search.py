@@ -299,20 +299,15 @@ class Retriever:
         """The flat search's filter, and with `infer` those of the documents and the sections
         the question names."""
         named = None
-        allowed = set(filters.doc_ids) if filters.doc_ids is not None else None
-        cards = [c for c in self.document_cards() if allowed is None or c.doc_id in allowed]
         if infer and self.fusion.document_weight > 0:
-            named = infer_from_question(query, cards)
+            named = infer_from_question(query, self._cards_within(filters.doc_ids))
         asked, titles = {}, []
         if infer and self.fusion.section_weight > 0:
             asked = sections_asked(packs, query)
             # A pack that reads the question knows its domain's sections better than titles do.
             if self.fusion.section_titles and not asked:
-                searched = set(named.doc_ids) if named else None
-                known = self._section_titles(
-                    [c for c in cards if searched is None or c.doc_id in searched]
-                )
-                titles = known.named(query)
+                within = named.doc_ids if named else filters.doc_ids
+                titles = self._section_titles(self._cards_within(within)).named(query)
         scopes = _Scopes({"": filters}, {"": 1.0}, named, asked, titles)
         if named is not None:
             scopes.filters[DOCUMENTS_SUFFIX] = filters.model_copy(update={"doc_ids": named.doc_ids})
@@ -433,6 +428,11 @@ class Retriever:
             }
             self._cards = sorted(cards.values(), key=lambda card: card.doc_id)
         return self._cards
+
+    def _cards_within(self, doc_ids: list[str] | None) -> list[DocumentCard]:
+        """The cards of `doc_ids` (None: of every document)."""
+        allowed = set(doc_ids) if doc_ids is not None else None
+        return [c for c in self.document_cards() if allowed is None or c.doc_id in allowed]
 
     def _section_titles(self, cards: list[DocumentCard]) -> SectionTitles:
         """The titles of `cards`' sections; those of every document built once per retriever."""

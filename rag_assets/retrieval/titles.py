@@ -89,7 +89,7 @@ def _shortest_stretch(words: frozenset[str], positions: dict[str, list[int]]) ->
     """How many of the question's words the shortest stretch holding all of `words` spans."""
     said = sorted((p, w) for w in words for p in positions[w])
     held: Counter[str] = Counter()
-    shortest = len(said) and said[-1][0] + 1
+    shortest = said[-1][0] + 1  # the question's words up to the last of them
     start = 0
     for position, word in said:
         held[word] += 1
