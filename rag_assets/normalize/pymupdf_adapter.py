@@ -305,7 +305,8 @@ def _content(
 
 
 def _table_content(boxes: list[_Box], index: int) -> tuple[ElementType, str, TableData | None]:
-    grid = [[text or "" for text in row] for row in (boxes[index].table or {}).get("extract") or []]
+    native = boxes[index].table or {}
+    grid = [[text or "" for text in row] for row in native.get("extract") or []]
     if not grid:
         return "table", "", None  # a table box without a grid: pymupdf4llm emits nothing either
     rows = [_collapse(" ".join(row)) for row in grid]
@@ -321,7 +322,9 @@ def _table_content(boxes: list[_Box], index: int) -> tuple[ElementType, str, Tab
         grid, header_rows = [[""] * len(grid[0]), *grid], 1
     # Leaders are layout: none stays in a cell, whatever the table.
     grid = values_rejoined([[without_leaders(cell) for cell in row] for row in grid])
-    grid = spread_spanning_labels(grid, header_rows)
+    # The finder's cell boxes line up with the grid's rows unless an empty head was added.
+    cells = (native.get("cells") or []) if headed else []
+    grid = spread_spanning_labels(grid, header_rows, cells, native.get("rules") or [])
     table = _table_data(grid, _table_caption(boxes, index), header_rows)
     return "table", table_to_markdown(table), table
 

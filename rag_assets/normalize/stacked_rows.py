@@ -5,8 +5,9 @@ holds one item per row, one under the other (`Equity\\nCommodity` beside `69,570
 rule's cost table with `Stabilizer wiring change ....\\nAOA sensor system test ....`). A row
 is split back when its label cell and every other filled cell hold the same number of items
 and the items read as rows of their own: they end with dot leaders, or every item beside the
-label is a value (a number, an amount, a dash). A label wrapped over two lines beside one
-value, a header's `Net\\nSales` or a cell of bullets stays as it is.
+label is a value (a number, an amount, a dash). A currency sign on a line of its own belongs
+to the value under it (`$\\n1,127\\n640` holds two values). A label wrapped over two lines
+beside one value, a header's `Net\\nSales` or a cell of bullets stays as it is.
 """
 
 from __future__ import annotations
@@ -15,13 +16,15 @@ import re
 
 from rag_assets.normalize.leaders import LEADER, without_leaders
 
-# A value a statement or schedule sets in a cell: `$ (1,234)`, `12.5 %`, `—`, `Up to $3,790.`
+# A value a statement or schedule sets in a cell: `$ (1,234)`, `12.5 %`, `$ —`, `Up to $3,790.`
 _VALUE = re.compile(
-    r"^(?:up\s+to\s+)?[$€£¥]?\s*[(\-–−]?\s*[$€£¥]?\s*\d[\d,.]*\s*\)?\s*%?\.?$|^[—–\-]+$", re.I
+    r"^(?:up\s+to\s+)?[$€£¥]?\s*[(\-–−]?\s*[$€£¥]?\s*\d[\d,.]*\s*\)?\s*%?\.?$|^[$€£¥]?\s*[—–\-]+$",
+    re.I,
 )
 # What ends a line that the next line continues (`... $85 per hour =`, `verification, INOP`).
 _CONTINUED_END = re.compile(r"(?:[=×+*/,&(-]|\b(?:and|or|of|per|to|the|in|for))\s*$", re.I)
 _LEADER_END = re.compile(rf"{LEADER.pattern}$")
+_CURRENCY_SIGN = re.compile(r"^[$€£¥]$")
 
 
 def split_stacked_rows(grid: list[list[str]], header_rows: int) -> list[list[str]]:
@@ -37,9 +40,7 @@ def cell_items(cell: str) -> list[str]:
     leader ends an item; a line continues the item before when that one ends mid-phrase
     (`... per hour =`) or the line starts in lower case (a wrapped item)."""
     items: list[str] = []
-    for line in (part.strip() for part in cell.splitlines()):
-        if not line:
-            continue
+    for line in _lines(cell):
         wrapped = _CONTINUED_END.search(items[-1]) or line[0].islower() if items else False
         if wrapped and not _LEADER_END.search(items[-1]):
             items[-1] = f"{items[-1]} {line}"
@@ -68,4 +69,17 @@ def _items(cell: str, by_leaders: bool) -> list[str]:
     values beside must then all be values, which do not wrap)."""
     if by_leaders:
         return cell_items(cell)
-    return [line.strip() for line in cell.splitlines() if line.strip()]
+    return _lines(cell)
+
+
+def _lines(cell: str) -> list[str]:
+    """The cell's lines, a currency sign alone on one joined to the line under it."""
+    lines: list[str] = []
+    for line in (part.strip() for part in cell.splitlines()):
+        if not line:
+            continue
+        if lines and _CURRENCY_SIGN.match(lines[-1]):
+            lines[-1] = f"{lines[-1]} {line}"
+        else:
+            lines.append(line)
+    return lines

@@ -9,12 +9,22 @@ they name a period; a row with amounts, a row label (`31:16 | Reserved`) or a la
 (`Assets`, a section of the body) starts the body. In a heading row above another, an empty cell over a labelled
 column takes the nearest period its row names (`2021`, `Year ended December 31,`): a period
 spans the columns around it, as typesetters centre it over them. Other labels stay where
-they are, as they may be the first line of one column's own head.
+they are, as they may be the first line of one column's own head, unless a rule drawn under
+the label says which columns it heads (`Fair value hierarchy` over Levels 1 to 3): each column
+whose centre the rule covers takes the head the parser read above the rule, also where the
+grid cut the head into pieces (`United | States`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+
+from rag_assets.text.normalize import sorted_characters
+
+# A cell's box and a rule, as the parser reads them: (x0, y0, x1, y1) and (x0, x1, y, head).
+Box = Sequence[float]
+Rule = Sequence[float]
 
 # An amount in a cell: `$ 1,234`, `(56)`, `12.5 %`, `0.85`; a year or a date is a label.
 _AMOUNT = re.compile(r"^(?:[$€£¥]\s*)?[(\-–−]?\s*[$€£¥]?\s*\d[\d,.]*\s*\)?\s*%?$")
@@ -50,11 +60,20 @@ def header_row_count(grid: list[list[str]]) -> int:
     return min(count, len(grid) - 1) if len(grid) > 1 else count
 
 
-def spread_spanning_labels(grid: list[list[str]], header_rows: int) -> list[list[str]]:
-    """`grid` with the periods of each upper heading row spread over the empty cells around
-    them that head a labelled column: an empty cell takes its nearest label when that label
-    names a period (the first column, the rows' labels, aside)."""
+def spread_spanning_labels(
+    grid: list[list[str]],
+    header_rows: int,
+    cells: Sequence[Sequence[Box | None]] = (),
+    rules: Sequence[Rule] = (),
+) -> list[list[str]]:
+    """`grid` with the labels of each upper heading row spread over the cells they head: over
+    the columns a rule under the label spans, given the grid's cell boxes and the table's
+    rules (parsers/table_geometry.py); then, for cells still empty over a labelled column, the
+    nearest label when that label names a period (the first column, the rows' labels, aside)."""
     out = [list(row) for row in grid]
+    for r in range(min(header_rows - 1, len(cells))):
+        for col, text in ruled_heads(grid, r, cells[r], rules):
+            out[r][col] = text
     for r in range(header_rows - 1):
         row = grid[r]
         labels = [col for col, cell in enumerate(row) if col and cell.strip()]
@@ -64,9 +83,40 @@ def spread_spanning_labels(grid: list[list[str]], header_rows: int) -> list[list
             nearest = min(labels, key=lambda label: (abs(label - col), label > col), default=None)
             # Other labels over empty neighbours may be first lines of one column's own head
             # (`Earnings` over `per diluted share`): only periods spread.
-            if nearest is not None and _PERIOD.search(row[nearest]):
+            if nearest is not None and _PERIOD.search(row[nearest]) and not out[r][col].strip():
                 out[r][col] = row[nearest]
     return out
+
+
+def ruled_heads(
+    grid: list[list[str]], r: int, boxes: Sequence[Box | None], rules: Sequence[Rule]
+) -> list[tuple[int, str]]:
+    """(column, text) for the cells of heading row `r` under a ruled head: of the columns whose
+    centre a rule covers (two or more, the rows' labels aside), those with anything under
+    them take the head set above the rule, the others are emptied, when the row's cells over
+    them hold that head's characters and no others (the head in one cell, or cut into pieces
+    over several)."""
+    row = grid[r]
+    found = []
+    for left, right, _y, head in (rule for rule in rules if len(rule) > 3 and rule[3]):
+        covered = [
+            col
+            for col, box in enumerate(boxes)
+            if col
+            and col < len(row)
+            and box is not None
+            and left - 1 <= (box[0] + box[2]) / 2 <= right + 1
+        ]
+        headed = [col for col in covered if _filled_below(grid, r, col)]
+        if len(headed) > 1 and sorted_characters(row[c] for c in covered) == sorted_characters(
+            [head]
+        ):
+            found.extend((col, head if col in headed else "") for col in covered)
+    return found
+
+
+def _filled_below(grid: list[list[str]], r: int, col: int) -> bool:
+    return any(col < len(row) and row[col].strip() for row in grid[r + 1 :])
 
 
 def _labelled_below(rows: list[list[str]], col: int) -> bool:

@@ -194,6 +194,13 @@ class PyMuPDFParser:
                 f"pages {plain} read as plain text blocks: the layout parse kept none of their "
                 "text (vertical or rotated lines)"
             )
+        failures = [failure for result in results for failure in result.geometry_failures]
+        if failures:
+            logger.warning("%s: table rules not read on %s", path, "; ".join(failures))
+            notes.append(
+                f"table rules and cut words not read on {len(failures)} pages, their tables "
+                f"kept as found ({failures[0]})"
+            )
         return ParsedDocument(
             parser=self.name,
             parser_version=pymupdf.__version__,

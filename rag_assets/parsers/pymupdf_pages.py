@@ -13,6 +13,7 @@ from typing import Any
 
 from rag_assets.errors import DocumentError
 from rag_assets.parsers.layout_model import install_layout_model
+from rag_assets.parsers.table_geometry import read_table_geometry
 
 # MuPDF's messages open with its error code; some name only the file, which says nothing.
 _MUPDF_CODE = re.compile(r"^code=\d+:\s*")
@@ -32,6 +33,7 @@ class PageRange:
     ocr_engine: bool  # whether an OCR engine was there to ask
     messages: list[str]  # what MuPDF, pymupdf4llm and RapidOCR printed
     plain_text_pages: list[int]  # 1-based pages whose text the layout parse dropped, read plain
+    geometry_failures: list[str]  # pages whose tables' rules and cut words were not read, why
 
 
 def parse_page_range(path: str, pages: list[int], ocr: bool, threads: int = 1) -> PageRange:
@@ -65,6 +67,7 @@ def parse_page_range(path: str, pages: list[int], ocr: bool, threads: int = 1) -
                         ocr_function=engine,
                     )
                 plain = _plain_text_fallback(doc, parsed.pages)
+                geometry_failures = read_table_geometry(doc, parsed.pages)
     except (RuntimeError, pymupdf.mupdf.FzErrorBase) as exc:
         # MuPDF's own errors (bad page content, broken streams) surface as either type.
         where = (
@@ -85,6 +88,7 @@ def parse_page_range(path: str, pages: list[int], ocr: bool, threads: int = 1) -
         ocr_engine=engine is not None,
         messages=[line for line in captured.getvalue().splitlines() if line.strip()],
         plain_text_pages=plain,
+        geometry_failures=geometry_failures,
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 
 _ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|])")
 # Emphasis marks; an underscore inside a word (VERIFY_GROUP) is text, not emphasis.
@@ -21,3 +22,9 @@ def normalize_unspaced(text: str) -> str:
     """NFKC, case-folded, every whitespace character removed: PDF extraction breaks lines and
     spaces words unlike the person who typed the text it is compared with."""
     return "".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def sorted_characters(texts: Iterable[str]) -> list[str]:
+    """The characters of `texts` but whitespace, sorted: equal for one text however it was cut
+    into pieces or its lines interleaved."""
+    return sorted("".join("".join(text.split()) for text in texts))

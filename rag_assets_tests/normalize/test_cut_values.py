@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rag_assets.normalize.cut_values import values_rejoined
-from rag_assets.normalize.pymupdf_adapter import pymupdf_to_ir
-from rag_assets.parsers.pymupdf import PyMuPDFParser
+from rag_assets_tests.support.pdf_pages import pages_ir, table_rows
 
 # Comma thousands elsewhere in the table: a cut group cannot be a decimal there.
 US_ROWS = [[f"Line {n}", "1,234", "5,678", "9,012"] for n in range(3)]
@@ -56,14 +55,7 @@ def test_a_filings_non_gaap_table_keeps_each_amount_whole(
     shared_filings: Path, tmp_path: Path
 ) -> None:
     """3M's 2018 10-K, page 20: the finder's column boundaries fall between `$` and digits."""
-    import pymupdf
-
-    page = tmp_path / "non-gaap.pdf"
-    with pymupdf.open(shared_filings / "3M_2018_10K.pdf") as source:
-        source.select([19])
-        source.save(page)
-    doc = pymupdf_to_ir(PyMuPDFParser().parse(page), doc_id="3m", source_sha256="0" * 64)
-    rows = [row for e in doc.elements if e.table is not None for row in e.table.grid()]
+    rows = table_rows(pages_ir(shared_filings / "3M_2018_10K.pdf", [19], tmp_path))
     q4 = next(row for row in rows if row[0] == "Q4 2017 GAAP")
     assert q4[:9] == [
         "Q4 2017 GAAP", "$ 7,990", "$ 1,789", "22.4 %", "$ 1,672", "$ 1,147", "68.6 %", "$ 523",

@@ -9,7 +9,7 @@ import pytest
 
 from rag_assets.normalize.pymupdf_adapter import pymupdf_to_ir
 from rag_assets.normalize.stacked_rows import cell_items, split_stacked_rows
-from rag_assets.parsers.pymupdf import PyMuPDFParser
+from rag_assets_tests.support.pdf_pages import pages_ir, table_rows
 
 HEADER = ["Action", "Labor cost", "Parts cost", "Cost per product", "Cost on U.S. operators"]
 
@@ -67,6 +67,19 @@ def test_a_statements_stacked_values_become_rows_under_their_columns() -> None:
     ]
 
 
+def test_a_currency_sign_on_a_line_of_its_own_opens_the_value_under_it() -> None:
+    # A cash flow statement's supplement: two rows stacked, each column's `$` a line above
+    # its first value only.
+    stacked = [
+        ["(in millions)", "2021", "2020"],
+        ["Cash interest paid\nCash income taxes paid, net", "$ \n1,127 \n640", "$ \n—\n763"],
+    ]  # fmt: skip
+    assert split_stacked_rows(stacked, header_rows=1)[1:] == [
+        ["Cash interest paid", "$ 1,127", "$ —"],
+        ["Cash income taxes paid, net", "640", "763"],
+    ]
+
+
 @pytest.mark.parametrize(
     "row",
     [
@@ -84,6 +97,8 @@ def test_a_statements_stacked_values_become_rows_under_their_columns() -> None:
         ],
         # No label to tell the rows apart.
         ["", "2020\n2019", "2020\n2019"],
+        # One value under its currency sign beside a wrapped label.
+        ["Net income\nattributable", "$\n14,300", "$\n2,865"],
         # Values of unequal counts: the lines do not line up.
         ["Equity\nCommodity", "69,570\n23,387", "4,008"],
     ],
@@ -136,16 +151,21 @@ def test_a_quarterly_reports_fair_value_table_keeps_each_row_apart(
 ) -> None:
     """JPMorgan's 10-Q for 2021 Q1 sets its fair value hierarchy without rules between rows:
     the table finder stacks two or three rows into each row of its grid (pages 86-87)."""
-    import pymupdf
-
-    pages = tmp_path / "fair-value.pdf"
-    with pymupdf.open(shared_filings / "JPMORGAN_2021Q1_10Q.pdf") as source:
-        source.select([85, 86])
-        source.save(pages)
-    doc = pymupdf_to_ir(PyMuPDFParser().parse(pages), doc_id="jpm", source_sha256="0" * 64)
-    rows = [row for e in doc.elements if e.table is not None for row in e.table.grid()]
+    rows = table_rows(pages_ir(shared_filings / "JPMORGAN_2021Q1_10Q.pdf", [85, 86], tmp_path))
     assert ["Equity", "—", "69,570", "4,008", "(53,825)", "19,753"] in rows
     assert ["Commodity", "—", "23,387", "292", "(15,021)", "8,658"] in rows
     labels = {row[0] for row in rows}
     assert "Loans" in labels and "Mortgage servicing rights" in labels
+    # Rows whose nil values keep their currency sign on a line above them (`$\n—\n—`).
+    assert {"Securities borrowed", "Deposits"} <= labels
     assert not any("\n" in cell or "...." in cell for row in rows for cell in row)
+
+
+def test_a_cash_flow_supplements_stacked_rows_keep_their_values_apart(
+    shared_filings: Path, tmp_path: Path
+) -> None:
+    """The same 10-Q's cash flow statement (page 83) ends with interest and taxes paid in one
+    grid row, each column's `$` on a line above the first value."""
+    rows = table_rows(pages_ir(shared_filings / "JPMORGAN_2021Q1_10Q.pdf", [82], tmp_path))
+    assert ["Cash interest paid", "$ 1,127", "$ 4,374"] in rows
+    assert ["Cash income taxes paid, net", "640", "763"] in rows

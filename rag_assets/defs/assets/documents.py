@@ -29,12 +29,15 @@ from rag_assets.text.progress import PAGES_PARSED, progress_line
 SOURCES_VERSION = "1"
 # Parsers: a web page's chrome (menus, banners, hidden parts) is dropped; admonitions are quoted;
 # a PDF's Info dictionary (title, author, subject, keywords) is kept; what a parse did not read
-# (losses) is told apart from how it read the file (notes).
-PARSE_VERSION = "6"
+# (losses) is told apart from how it read the file (notes); a PDF table keeps its partial rules
+# with the heads above them, and the words its finder cut at a row's edge are read whole.
+PARSE_VERSION = "7"
 # IR: a table merged across pages, or a list, says where each page starts; soft hyphens joined;
 # a chapter number and its title stay two headings, running lines of text without layout stay;
 # headings whose level the source states are never rewritten; a failed repair is skipped.
-NORMALIZE_VERSION = "12"  # 12: a cover's headings stand beside a first division (Item 1)
+# 12: a cover's headings stand beside a first division (Item 1); 13: PDF tables' stacked rows,
+# values cut at column boundaries, heading rows and heads over several columns read back.
+NORMALIZE_VERSION = "13"
 
 
 def _document_failure(log: StepLog, error: Exception) -> Failure:
