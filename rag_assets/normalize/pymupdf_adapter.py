@@ -43,6 +43,7 @@ from rag_assets.normalize.markdown import assemble_markdown
 from rag_assets.normalize.stacked_rows import split_stacked_rows
 from rag_assets.normalize.table_headers import header_row_count, spread_spanning_labels
 from rag_assets.normalize.table_markdown import table_to_markdown
+from rag_assets.normalize.wrapped_labels import join_wrapped_labels
 from rag_assets.parsers.base import ParsedDocument
 
 _TYPES: dict[str, ElementType] = {
@@ -318,6 +319,7 @@ def _table_content(boxes: list[_Box], index: int) -> tuple[ElementType, str, Tab
     grid = split_stacked_rows(grid, header_rows)
     if is_leader_table(grid):
         grid = split_leader_rows(grid)
+    grid = join_wrapped_labels(grid, header_rows)
     if not headed:
         grid, header_rows = [[""] * len(grid[0]), *grid], 1
     # Leaders are layout: none stays in a cell, whatever the table.

@@ -36,7 +36,8 @@ PARSE_VERSION = "7"
 # a chapter number and its title stay two headings, running lines of text without layout stay;
 # headings whose level the source states are never rewritten; a failed repair is skipped.
 # 12: a cover's headings stand beside a first division (Item 1); 13: PDF tables' stacked rows,
-# values cut at column boundaries, heading rows and heads over several columns read back.
+# values cut at column boundaries, heading rows, heads over several columns and labels wrapped
+# over two rows read back.
 NORMALIZE_VERSION = "13"
 
 
