@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from rag_assets.text.normalize import sorted_characters
 
-# A cell's box and a rule, as the parser reads them: (x0, y0, x1, y1) and (x0, x1, y, head).
+# A cell's box and a rule as the parser writes them (JSON lists): [x0, y0, x1, y1] and
+# [x0, x1, y, head].
 Box = Sequence[float]
-Rule = Sequence[float]
+Rule = Sequence[Any]
 
 # An amount in a cell: `$ 1,234`, `(56)`, `12.5 %`, `0.85`; a year or a date is a label.
 _AMOUNT = re.compile(r"^(?:[$€£¥]\s*)?[(\-–−]?\s*[$€£¥]?\s*\d[\d,.]*\s*\)?\s*%?$")
@@ -107,16 +109,12 @@ def ruled_heads(
             and box is not None
             and left - 1 <= (box[0] + box[2]) / 2 <= right + 1
         ]
-        headed = [col for col in covered if _filled_below(grid, r, col)]
+        headed = [col for col in covered if _labelled_below(grid[r + 1 :], col)]
         if len(headed) > 1 and sorted_characters(row[c] for c in covered) == sorted_characters(
             [head]
         ):
             found.extend((col, head if col in headed else "") for col in covered)
     return found
-
-
-def _filled_below(grid: list[list[str]], r: int, col: int) -> bool:
-    return any(col < len(row) and row[col].strip() for row in grid[r + 1 :])
 
 
 def _labelled_below(rows: list[list[str]], col: int) -> bool:
