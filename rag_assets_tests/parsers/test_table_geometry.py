@@ -18,6 +18,7 @@ from rag_assets.parsers.table_geometry import (
     reread_cut_words,
     table_rules,
 )
+from rag_assets.templates.spec_parts.table_rows import parse_table, table_rows
 from rag_assets_tests.support.pdf_pages import pages_ir, tables_of
 
 FAIR_VALUE_ROWS = [
@@ -87,7 +88,8 @@ def test_a_ruled_head_names_every_column_under_it_though_the_finder_cut_it(tmp_p
     # The parser keeps the rule with the head set above it.
     assert any(rule[3] == "Fair value hierarchy" for rule in table["rules"])
     doc = pymupdf_to_ir(parsed, doc_id="t", source_sha256="0" * 64)
-    (ir_table,) = [e.table for e in doc.elements if e.table is not None]
+    (element,) = [e for e in doc.elements if e.table is not None]
+    ir_table = element.table
     assert _columns(ir_table) == [
         "March 31, 2024 (in millions)",
         "Fair value hierarchy / Level 1",
@@ -96,6 +98,12 @@ def test_a_ruled_head_names_every_column_under_it_though_the_finder_cut_it(tmp_p
         "Netting / adjustments",
         "Total",
     ]
+    # Row chunks name each value by its column's heads.
+    parsed_table = parse_table(element)
+    assert parsed_table is not None
+    rows = [row.text for row in table_rows(parsed_table, [])]
+    borrowed = next(text for text in rows if "Securities borrowed" in text)
+    assert "Fair value hierarchy / Level 2: 66,277" in borrowed
 
 
 def test_a_head_spreads_only_over_the_columns_its_rule_covers() -> None:
