@@ -279,7 +279,7 @@ def test_arxiv_results_table_rows_get_composite_keys(shared_fixtures: Path) -> N
     # The parser marks one header row; the second ("enc-layers", "simple", ...) is found again.
     first = table_rows[0]
     assert first.text.split("] ", 1)[1] == (
-        "# / enc-layers: 6 | # / dec-layers: 6 | Lanuae / gg: OTSL | simple: 0.965"
+        "# / enc-layers: 6 | # / dec-layers: 6 | Language: OTSL | simple: 0.965"
         " | TEDs / complex: 0.934 | all: 0.955 | mAP / (0.75): 0.88 | Inference / time (secs): 2.73"
     )
     # The caption is a paragraph ("**Table 1.** HPO performed ..."), found beside the table.
