@@ -9,6 +9,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 
+from rag_assets.contracts.ir import TableData
 from rag_assets.normalize.pymupdf_adapter import pymupdf_to_ir
 from rag_assets.normalize.table_headers import spread_spanning_labels
 from rag_assets.parsers.pymupdf import PyMuPDFParser
@@ -68,7 +69,7 @@ def _build_statement(path: Path) -> None:
     SimpleDocTemplate(str(path), pagesize=letter).build(story)
 
 
-def _columns(table) -> list[str]:
+def _columns(table: TableData) -> list[str]:
     """Each column's heads, outermost first, as the markdown joins them."""
     grid = table.grid()
     heads = grid[: max(table.header_rows, 1)]
