@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import yaml
 from filelock import FileLock, Timeout
 
 from rag_assets.interrupts import interruptible
@@ -74,7 +75,6 @@ def storage_elsewhere(config: object) -> bool:
 def _with_event_log_storage(text: str, home: Path) -> str:
     """The instance config naming the folder's event log storage, unless it names storage of
     its own (kept as written)."""
-    import yaml
 
     config = yaml.safe_load(text) or {}
     event_log = config.get("event_log_storage") if isinstance(config, dict) else None
@@ -96,6 +96,7 @@ def _with_event_log_storage(text: str, home: Path) -> str:
 
 
 def open_instance(settings: Settings):
+    # Dagster takes over a second to load: an unchanged ingest holds the data folder without it.
     from dagster import DagsterInstance
 
     home = ensure_dagster_home(settings)

@@ -7,7 +7,12 @@ import signal
 import sys
 import warnings
 
+from pydantic import ValidationError
+
 from rag_assets.cli.arguments import build_parser
+from rag_assets.errors import ConfigurationError
+from rag_assets.retrieval.inputs import InvalidInput, one_line
+from rag_assets.text.terminal import visible
 
 
 def quiet_library_notices() -> None:
@@ -22,12 +27,6 @@ def quiet_library_notices() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from pydantic import ValidationError
-
-    from rag_assets.errors import ConfigurationError
-    from rag_assets.retrieval.inputs import InvalidInput, one_line
-    from rag_assets.text.terminal import visible
-
     quiet_library_notices()
     args = build_parser().parse_args(argv)
     try:

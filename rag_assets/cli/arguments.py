@@ -47,6 +47,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    # The tools' models (and pydantic's) load when the parser is built, not at import.
     from rag_assets.retrieval.tools.registry import TOOLS
 
     parser = _Parser(prog="rag-assets", description=__doc__)

@@ -11,6 +11,9 @@ import sys
 from pathlib import Path
 
 from rag_assets.cli.settings import command_settings
+from rag_assets.interrupts import Interrupted, StopSignals
+from rag_assets.runner.sample import place_sample_evaluation
+from rag_assets.sources.keys import is_valid_partition_key
 from rag_assets.text.terminal import visible, visible_line
 
 
@@ -22,10 +25,9 @@ class VisibleFormatter(logging.Formatter):
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
+    # Loaded when the command runs: `--help` and the other commands start without it.
     from rag_assets.cli.progress import command_progress
-    from rag_assets.interrupts import Interrupted, StopSignals
     from rag_assets.runner.receipt import replay
-    from rag_assets.runner.sample import place_sample_evaluation
 
     project_logger = logging.getLogger("rag_assets")
     project_logger.setLevel(logging.INFO)
@@ -50,6 +52,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             # Unchanged since the last ingest: its receipt, without importing Dagster.
             outcomes = replay(settings, paths)
             if outcomes is None:
+                # Dagster is imported only when the receipt does not answer.
                 from rag_assets.runner.ingest import IngestInterrupted, ingest
 
                 try:
@@ -84,12 +87,12 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 
 def cmd_remove(args: argparse.Namespace) -> int:
+    # Loaded when the command runs: `--help` and the other commands start without it.
     from rag_assets.defs.lifecycle import remove_documents
     from rag_assets.defs.partitions import documents_partitions
     from rag_assets.defs.resources import MilvusResource
     from rag_assets.instance import hold_data_folder, open_instance
     from rag_assets.removal import DataFolder
-    from rag_assets.sources.keys import is_valid_partition_key
     from rag_assets.storage import resolve_doc_ids
 
     settings = command_settings(args)
@@ -115,15 +118,20 @@ def cmd_remove(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    # Loaded when the command runs: `--help` and the other commands start without it.
     from rag_assets.cli.progress import command_progress
-    from rag_assets.runner.evaluation import comparison_of, evaluate, skip_reason
+    from rag_assets.runner.evaluation import (
+        comparison_of,
+        evaluate,
+        generate_set,
+        pick_template,
+        skip_reason,
+    )
 
     settings = command_settings(args)
     if args.eval_dir:
         settings = settings.model_copy(update={"eval_dir": Path(args.eval_dir).resolve()})
     if args.generate:
-        from rag_assets.runner.evaluation import generate_set
-
         generated = generate_set(
             settings, args.collection, args.per_document, use_llm=not args.no_llm
         )
@@ -132,8 +140,6 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         print(generated.summary())
         return 0 if generated.questions else 1
     if args.pick_template:
-        from rag_assets.runner.evaluation import pick_template
-
         with command_progress() as progress:
             picked = pick_template(settings, args.collection, args.templates, progress)
         print(visible(picked.comparison.markdown_table()))
@@ -168,6 +174,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_ui(args: argparse.Namespace) -> int:
+    # Loaded when the command runs: `--help` and the other commands start without it.
     from rag_assets.cli.supervisor import supervise
     from rag_assets.defs.automation import show_automation_state
     from rag_assets.instance import open_instance

@@ -8,10 +8,12 @@ import sys
 from pathlib import Path
 
 from rag_assets.cli.settings import command_settings
+from rag_assets.errors import ConfigurationError, DocumentError
 from rag_assets.text.terminal import visible, visible_line
 
 
 def cmd_chunks(args: argparse.Namespace) -> int:
+    # Loaded when the command runs: `--help` and the other commands start without it.
     from rag_assets.storage import read_chunks
 
     settings = command_settings(args)
@@ -34,6 +36,7 @@ def cmd_chunks(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    # Loaded when the command runs: `--help` and the other commands start without it.
     from rag_assets.defs.status import documents_status
     from rag_assets.instance import open_instance
     from rag_assets.sources.inbox import scan_inbox
@@ -61,7 +64,7 @@ def _describe(element) -> str:
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
-    from rag_assets.errors import ConfigurationError, DocumentError
+    # Loaded when the command runs: `--help` and the other commands start without it.
     from rag_assets.parsers.routing import ParserRouter
     from rag_assets.parsing import parse_file
 

@@ -24,6 +24,7 @@ class LiveBars(RunProgress):
     above them as it ends."""
 
     def __init__(self) -> None:
+        # rich loads only when bars are drawn: on a terminal.
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rag_assets.cli.settings import command_settings
+from rag_assets.errors import ConfigurationError
 from rag_assets.text.terminal import visible, visible_line
 
 if TYPE_CHECKING:
@@ -19,7 +20,7 @@ _SAME_PAGE_SHOWN = 3
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    from rag_assets.errors import ConfigurationError
+    # Loaded when the command runs: `--help` and the other commands start without it.
     from rag_assets.retrieval.search import SearchFilters, citation, citation_dict, search
 
     filters = SearchFilters(
@@ -106,7 +107,7 @@ def _excerpt(text: str, length: int) -> str:
 def cmd_tool(args: argparse.Namespace) -> int:
     """Run a typed retrieval tool on the index; print its results as JSON or as the tool shows
     them."""
-    from rag_assets.errors import ConfigurationError
+    # Loaded when the command runs: `--help` and the other commands start without it.
     from rag_assets.retrieval.tools.registry import TOOLS
     from rag_assets.retrieval.tools.toolbox import open_toolbox
 
@@ -137,7 +138,7 @@ def cmd_tool(args: argparse.Namespace) -> int:
 
 
 def cmd_answer(args: argparse.Namespace) -> int:
-    from rag_assets.errors import ConfigurationError
+    # Loaded when the command runs: `--help` and the other commands start without it.
     from rag_assets.retrieval.answer import answer, model_client
     from rag_assets.retrieval.followup import read_session
     from rag_assets.retrieval.tools.toolbox import open_toolbox

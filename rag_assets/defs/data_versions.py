@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 
+import pyarrow as pa
 from dagster import DataVersion
 
 
@@ -22,8 +23,6 @@ def content_version(payload: bytes | str) -> DataVersion:
 
 
 def arrow_version(table) -> DataVersion:
-    import pyarrow as pa
-
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)

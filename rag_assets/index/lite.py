@@ -13,6 +13,7 @@ which stops (and frees the file) when the last of them closes.
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import sqlite3
 import threading
@@ -21,6 +22,8 @@ import warnings
 from contextlib import closing, suppress
 from pathlib import Path
 from typing import Any
+
+from filelock import FileLock, Timeout
 
 from rag_assets.errors import ConfigurationError
 from rag_assets.interrupts import children_deaf_to_stop_signals, interruptible
@@ -71,6 +74,7 @@ def _release_if_unused(path: str) -> None:
 
 def open_lite(path: str) -> Any:
     """A client of this process's engine on the file, started (with the file held) if need be."""
+    # pymilvus takes over a second to load: only when an index is opened.
     import grpc
     from pymilvus import MilvusClient
     from pymilvus.client.types import Status
@@ -129,6 +133,7 @@ def release_lite(path: str) -> None:
     """After a client on the file closed: stop the engine and free the file once no one here
     uses it. MilvusClient.close() alone keeps the engine, and with it the file lock, until the
     process exits; other processes could not open the file meanwhile."""
+    # pymilvus takes over a second to load: only when an index is opened.
     from milvus_lite.server_manager import server_manager_instance
 
     with _lite_lock:
@@ -145,7 +150,6 @@ def _hold_lite_file(path: str) -> Any:
     """This process's claim on a Milvus Lite file, which serves one process at a time: another
     rag_assets process (an ingest, a query, the UI) waits for it and says so at INFO. A file
     lock, so a killed holder frees it."""
-    from filelock import FileLock, Timeout
 
     lock = FileLock(f"{path}.lock", thread_local=False)
     try:
@@ -172,7 +176,6 @@ def _hold_lite_file(path: str) -> Any:
 
 def _claim_lite_file_now(path: str) -> bool:
     """This process's claim on the file if it can be had without waiting (or is had already)."""
-    from filelock import FileLock, Timeout
 
     with _lite_lock:
         if path in _lite_holds:
@@ -195,8 +198,8 @@ def _check_engine_free(path: str) -> None:
     when this process runs the engine: closing the probe would drop this process's own lock
     (POSIX record locks), and the engine stops when its lock goes.
     """
-    import fcntl
 
+    # pymilvus takes over a second to load: only when an index is opened.
     from milvus_lite.server_manager import server_manager_instance
     from pymilvus.exceptions import ConnectionConfigException
 

@@ -188,6 +188,7 @@ def collection_schema(
 ) -> Any:
     """The fields of a chunk row and the BM25 function that fills `sparse_bm25` from
     `context_text`."""
+    # pymilvus takes over a second to load: only when an index is opened.
     from pymilvus import DataType, Function, FunctionType
 
     # The C++ engine of Milvus Lite keeps no collection properties but keeps the description.

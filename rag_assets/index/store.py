@@ -71,6 +71,7 @@ class MilvusIndex:
         self._lite_path = lite_path(uri)
         self._loaded: dict[str, bool] = {}  # collection -> has a sparse_learned field
         if self._lite_path is None:
+            # pymilvus takes over a second to load: only when an index is opened.
             from pymilvus import MilvusClient
 
             self._client = MilvusClient(uri=uri, token=token or "")

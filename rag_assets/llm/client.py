@@ -161,6 +161,7 @@ class LLMClient:
         model: str | None,
         tools: list[dict[str, Any]] | None = None,
     ) -> LLMReply:
+        # The OpenAI SDK takes a second to load: only when a model is called.
         import openai
 
         if not model:
@@ -226,6 +227,7 @@ class LLMClient:
             self._usage.calls += 1
 
     def _reason(self, error: Exception) -> str:
+        # The OpenAI SDK takes a second to load: only when a model is called.
         import openai
 
         retries = self.settings.max_retries

@@ -96,6 +96,7 @@ class DoclingParser:
             data = _utf16_text(data).encode("utf-8")
             notes.append("UTF-16 e-mail decoded")
         if file_format == "html":
+            # BeautifulSoup loads only for an HTML file.
             from rag_assets.parsers.page_chrome import prepare_html
 
             data, chrome = prepare_html(data)
@@ -117,6 +118,7 @@ class DoclingParser:
         )
 
     def _convert(self, path: Path, file_format: str, data: bytes) -> ConversionResult:
+        # Docling takes seconds to load: only when a file is parsed with it.
         from docling.datamodel.base_models import ConversionStatus, DocumentStream
         from docling.exceptions import ConversionError
 
@@ -137,6 +139,7 @@ class DoclingParser:
         return self._converter
 
     def _build_converter(self) -> DocumentConverter:
+        # Docling takes seconds to load: only when a file is parsed with it.
         from docling.datamodel.base_models import InputFormat
         from docling.datamodel.pipeline_options import ThreadedPdfPipelineOptions
         from docling.document_converter import (
@@ -218,6 +221,7 @@ def _plain_reason(reason: str) -> str:
 
 def _failure(result: ConversionResult, file_format: str) -> str:
     """Docling's status and errors as one sentence a person can act on."""
+    # Docling takes seconds to load: only when a file is parsed with it.
     from docling.datamodel.base_models import DoclingComponentType
 
     if any(e.component_type == DoclingComponentType.USER_INPUT for e in result.errors):

@@ -8,6 +8,8 @@ import re
 import zipfile
 from pathlib import Path
 
+from lxml import etree
+
 from rag_assets.errors import DocumentError
 from rag_assets.sources.encoding import to_utf8
 
@@ -152,7 +154,6 @@ def strip_docx_comments(data: bytes) -> bytes:
 
 def _without_comments(xml: bytes) -> bytes | None:
     """The XML part without comments and processing instructions; None if it cannot be read."""
-    from lxml import etree
 
     parser = etree.XMLParser(remove_comments=True, remove_pis=True, resolve_entities=False)
     try:

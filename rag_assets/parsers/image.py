@@ -11,6 +11,8 @@ import tempfile
 from io import BytesIO
 from pathlib import Path
 
+from PIL import Image, UnidentifiedImageError
+
 from rag_assets.errors import DocumentError
 from rag_assets.parsers.base import ParsedDocument
 from rag_assets.parsers.pymupdf import PyMuPDFParser
@@ -43,6 +45,7 @@ class ImageParser:
 
 def image_to_pdf(path: Path) -> bytes:
     """The image as PDF bytes: by MuPDF, or through Pillow for what MuPDF cannot open (WebP)."""
+    # PyMuPDF takes a second to load: only when an image is read.
     import pymupdf
 
     check_pixel_count(path)
@@ -51,7 +54,6 @@ def image_to_pdf(path: Path) -> bytes:
             return image.convert_to_pdf()
     except (RuntimeError, ValueError):  # pymupdf.FileDataError and its kin
         pass
-    from PIL import Image, UnidentifiedImageError
 
     try:
         with Image.open(path) as image:
@@ -69,7 +71,6 @@ def check_pixel_count(path: Path) -> None:
     """Refuse an image whose header promises more pixels than Pillow's decompression-bomb
     limit (~179 million) before anything decodes it: a 1.5 MB PNG of 40,000 x 40,000 pixels
     took MuPDF to 3 GB before it gave up."""
-    from PIL import Image, UnidentifiedImageError
 
     try:
         with Image.open(path):  # reads the header only

@@ -39,6 +39,7 @@ def install_layout_model(threads: int) -> Any:
     with _lock:
         if _installed is not None and _installed[0] == threads:
             return _installed[1]
+        # The layout model's libraries load in the parse workers only.
         import pymupdf
         from pymupdf.layout import DocumentLayoutAnalyzer
 
@@ -55,6 +56,7 @@ def install_layout_model(threads: int) -> Any:
 
 @contextlib.contextmanager
 def _session_options(threads: int) -> Iterator[None]:
+    # The layout model's libraries load in the parse workers only.
     import onnxruntime as ort
     from pymupdf.layout.onnx import (
         BoxRFDGNN,  # noqa: F401  (imports every module that builds sessions)
@@ -64,6 +66,7 @@ def _session_options(threads: int) -> Iterator[None]:
     library_factory = common_util.make_session
 
     def make_session(model_path: str, providers: list[str] | None = None) -> Any:
+        # The layout model's libraries load in the parse workers only.
         import onnx
 
         model = onnx.load(model_path)
@@ -114,6 +117,7 @@ def _with_leaky_relu(model: Any) -> bytes:
     of its own over the activations; the image model has one after nearly every
     convolution.
     """
+    # The layout model's libraries load in the parse workers only.
     from onnx import helper, numpy_helper
 
     constants = {t.name: t for t in model.graph.initializer}

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from rag_assets.errors import ConfigurationError
+from rag_assets.parsers.layout_model import install_layout_model
 from rag_assets.parsers.worker_memory import (
     MIN_WORKER_MB,
     MemoryLimit,
@@ -456,7 +457,6 @@ def _init_worker(memory_mb: float | None = None) -> None:
     """Cap the worker's memory, and load the layout model before the first task: one ONNX
     thread, the pool is the parallelism."""
     global _free_since
-    from rag_assets.parsers.layout_model import install_layout_model
 
     if memory_mb:
         apply_limit(memory_mb)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from charset_normalizer import from_bytes
+
 from rag_assets import __version__
 from rag_assets.errors import DocumentError
 from rag_assets.parsers.base import ParsedDocument
@@ -15,8 +17,6 @@ def _decode(raw: bytes, path: Path) -> tuple[str, list[str]]:
     try:
         return data.decode("utf-8"), [f"decoded as {encoding}, not UTF-8"] if encoding else []
     except UnicodeDecodeError:
-        from charset_normalizer import from_bytes
-
         best = from_bytes(raw).best()
         if best is None:
             raise DocumentError(

@@ -162,6 +162,7 @@ class PyMuPDFParser:
     def _joined(
         self, path: Path, results: list[PageRange], notes: list[str], losses: list[str]
     ) -> ParsedDocument:
+        # PyMuPDF takes a second to load: only in a process that reads a PDF.
         import pymupdf
         import pymupdf4llm
 
@@ -223,6 +224,7 @@ class PyMuPDFParser:
 
 def _document_info(path: Path, notes: list[str]) -> dict[str, str]:
     """The PDF's own title, author, subject and keywords (its Info dictionary), those set."""
+    # PyMuPDF takes a second to load: only in a process that reads a PDF.
     import pymupdf
 
     try:
@@ -237,6 +239,7 @@ def _document_info(path: Path, notes: list[str]) -> dict[str, str]:
 
 def _whole_document_header_levels(pages: list[Any]) -> None:
     """pymupdf4llm's heading levels: the document's title/header font sizes, ranked."""
+    # PyMuPDF takes a second to load: only in a process that reads a PDF.
     from pymupdf4llm.helpers.document_layout import update_header_tags
 
     sizes = {
@@ -302,6 +305,7 @@ def _damage(path: Path) -> list[str]:
 def _open_pdf(path: Path) -> tuple[int, list[str]]:
     """The PDF's page count and notes on what MuPDF repaired; a DocumentError when it has no
     pages to read (cannot be opened, needs a password, no pages)."""
+    # PyMuPDF takes a second to load: only in a process that reads a PDF.
     import pymupdf
 
     damage = _damage(path)
@@ -339,6 +343,7 @@ def _unreadable(path: Path, damage: list[str], exc: Exception) -> str:
 
 def _ocr_font_name() -> str:
     """The font pymupdf4llm writes OCR text with: how the adapter tells OCR spans apart."""
+    # PyMuPDF takes a second to load: only in a process that reads a PDF.
     from pymupdf4llm.ocr.exec_ocr_interface import FONT
 
     return FONT.name

@@ -43,6 +43,7 @@ def parse_page_range(path: str, pages: list[int], ocr: bool, threads: int = 1) -
     levels ranked by font size here, running headers and numbering in the IR repairs)
     runs after the ranges are joined.
     """
+    # PyMuPDF takes a second to load: only in a process that reads a PDF.
     import pymupdf
     from pymupdf4llm.helpers import document_layout
     from pymupdf4llm.ocr import OCRMode
@@ -96,6 +97,7 @@ def parse_page_range(path: str, pages: list[int], ocr: bool, threads: int = 1) -
 def _no_link_lookup() -> Iterator[None]:
     """pymupdf4llm keeps each page's URI links and never reads them back, nor does the
     adapter; the lookup walks the page's annotations, which on some broken files never ends."""
+    # PyMuPDF takes a second to load: only in a process that reads a PDF.
     import pymupdf
 
     get_links = pymupdf.Page.get_links
@@ -110,6 +112,7 @@ def _plain_text_fallback(doc: Any, pages: list[Any]) -> list[int]:
     """Pages whose text layer the layout parse dropped entirely (it keeps horizontal lines
     only: vertical CJK columns, a page turned by its /Rotate) get their text blocks as plain
     text boxes; the 1-based numbers of those pages."""
+    # PyMuPDF takes a second to load: only in a process that reads a PDF.
     from pymupdf4llm.helpers.document_layout import FLAGS, LayoutBox
 
     read = []
@@ -148,6 +151,7 @@ def _ocr_engine(ocr_pages: list[int], chars: dict[int, int]) -> Callable[..., An
     pymupdf4llm also asks for OCR on text pages that carry screenshots or logos; that text
     would only land inside figures, costs seconds per page, and turns logos into headings.
     """
+    # PyMuPDF takes a second to load: only in a process that reads a PDF.
     from pymupdf4llm.helpers.document_layout import select_ocr_function
 
     engine = select_ocr_function()

@@ -10,6 +10,7 @@ from pathlib import Path
 from rag_assets.errors import ConfigurationError, DocumentError
 from rag_assets.parsers.base import ParsedDocument
 from rag_assets.parsers.build import build_parser
+from rag_assets.parsers.image import ImageParser
 from rag_assets.parsers.isolation import parse_in_worker
 from rag_assets.parsers.page_pool import may_start_workers
 from rag_assets.parsers.unstructured import FORMATS as UNSTRUCTURED_FORMATS
@@ -60,8 +61,6 @@ class ParserRouter:
         """The parser object called `name` (for images: the image parser), built on first use."""
         if file_format == "image":
             if "image" not in self._instances:
-                from rag_assets.parsers.image import ImageParser
-
                 self._instances["image"] = ImageParser(self.parser_for("pymupdf"))
             return self._instances["image"]
         if name not in self._instances:

@@ -27,9 +27,14 @@ from io import BytesIO
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import docx
+import pypdfium2 as pdfium
+from huggingface_hub import constants, try_to_load_from_cache
+
 from rag_assets.errors import ConfigurationError, DocumentError
 from rag_assets.parsers.base import ParsedDocument
 from rag_assets.parsers.files import prepare_markdown, read_document_bytes
+from rag_assets.parsers.quotes import QuotedHeadingsAsText
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -65,7 +70,6 @@ class UnstructuredParser:
 
     def hi_res_available(self) -> tuple[bool, str]:
         """Whether the hi_res PDF strategy can run offline; when not, the reason in words."""
-        from huggingface_hub import try_to_load_from_cache
 
         if shutil.which("tesseract") is None:
             return False, "hi_res runs Tesseract OCR on every page and `tesseract` is not on PATH"
@@ -90,6 +94,7 @@ class UnstructuredParser:
         strategy = self._pdf_strategy(notes) if file_format == "pdf" else None
         prepared = None
         if file_format == "html":
+            # BeautifulSoup loads only for an HTML file.
             from rag_assets.parsers.page_chrome import prepare_html
 
             prepared, chrome = prepare_html(data)
@@ -153,6 +158,7 @@ def _partitioner(
     """The format's own partition function (no file-type sniffing), with our options bound;
     HTML and Markdown are partitioned from `prepared`, the text as prepared for parsing."""
     if file_format == "pdf":
+        # Unstructured's partitioners take seconds to load: only the file's own format is.
         from unstructured.partition.pdf import partition_pdf
 
         # Table cell structure needs a second hub model (table-transformer); hi_res tables keep
@@ -164,27 +170,30 @@ def _partitioner(
             hi_res_model_name=HI_RES_MODEL_NAME,
         )
     if file_format == "docx":
+        # Unstructured's partitioners take seconds to load: only the file's own format is.
         from unstructured.partition.docx import partition_docx
 
         return lambda name: partition_docx(filename=name)
     if file_format == "rtf":
+        # Unstructured's partitioners take seconds to load: only the file's own format is.
         from unstructured.partition.rtf import partition_rtf
 
         return lambda name: partition_rtf(filename=name)
     if file_format == "html":
+        # Unstructured's partitioners take seconds to load: only the file's own format is.
         from unstructured.partition.html import partition_html
 
         return lambda name: partition_html(file=BytesIO(prepared or b""), metadata_filename=name)
     if file_format == "md":
+        # Unstructured's partitioners take seconds to load: only the file's own format is.
         from unstructured.partition.md import partition_md
-
-        from rag_assets.parsers.quotes import QuotedHeadingsAsText
 
         # Unstructured's own extensions, then ours: a heading in a quote is quoted text.
         extensions = ["tables", "fenced_code", QuotedHeadingsAsText()]
         return lambda name: partition_md(
             file=BytesIO(prepared or b""), metadata_filename=name, extensions=extensions
         )
+    # Unstructured's partitioners take seconds to load: only the file's own format is.
     from unstructured.partition.text import partition_text
 
     return lambda name: partition_text(filename=name)
@@ -200,6 +209,7 @@ def _quiet_unstructured() -> None:
 
 
 def _install_offline_spacy_loader() -> None:
+    # spaCy and Unstructured's NLP take seconds to load: only when text is classified.
     from unstructured.nlp import tokenize
 
     tokenize._load_spacy_model = _offline_spacy_loader
@@ -221,7 +231,10 @@ def _offline_spacy_loader() -> Language:
     Markdown take headings from styles and tags; there the heuristic only picks NarrativeText over
     Text, and both are paragraphs in the IR. Parsed documents carry a note when this applies.
     """
+    # spaCy and Unstructured's NLP take seconds to load: only when text is classified.
     import spacy
+
+    # spaCy and Unstructured's NLP take seconds to load: only when text is classified.
     from unstructured.nlp import tokenize
 
     try:
@@ -233,6 +246,7 @@ def _offline_spacy_loader() -> Language:
 
 
 def _spacy_model_installed() -> bool:
+    # spaCy and Unstructured's NLP take seconds to load: only when text is classified.
     import spacy
 
     return spacy.util.is_package(SPACY_MODEL)
@@ -241,7 +255,6 @@ def _spacy_model_installed() -> bool:
 @contextmanager
 def _hub_offline() -> Iterator[None]:
     """The Hugging Face hub in offline mode: cached files only, never a request (hi_res models)."""
-    from huggingface_hub import constants
 
     before = constants.HF_HUB_OFFLINE
     constants.HF_HUB_OFFLINE = True
@@ -256,7 +269,6 @@ def _pdf_page_sizes(path: Path) -> list[tuple[float, float]]:
 
     Unstructured's own PDF path logs and returns no elements for a corrupt or encrypted file.
     """
-    import pypdfium2 as pdfium
 
     try:
         pdf = pdfium.PdfDocument(str(path))
@@ -278,7 +290,6 @@ def _docx_title_texts(path: Path) -> list[str]:
     Unstructured gives "Title" and "Heading 1" paragraphs the same category_depth (0); the
     adapter needs this to rank the document title above Heading 1, as Word and Docling do.
     """
-    import docx
 
     try:
         document = docx.Document(str(path))

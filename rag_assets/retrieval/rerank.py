@@ -97,6 +97,7 @@ def _locate(setting: str) -> Path:
     folder = Path(setting).expanduser()
     if folder.is_dir():
         return folder.absolute()
+    # The hub's client loads only for a reranker named by id.
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import HFValidationError, LocalEntryNotFoundError
 
@@ -125,6 +126,7 @@ class LocalReranker:
     """A FlagEmbedding reranker on CPU; build it through load_reranker so it loads once."""
 
     def __init__(self, path: Path, kind: Kind, batch_size: int = 32, max_length: int = 512):
+        # FlagEmbedding loads torch and transformers (seconds): only for a local reranker.
         from FlagEmbedding import FlagLLMReranker, FlagReranker
 
         model_cls = FlagLLMReranker if kind == "llm" else FlagReranker
@@ -168,6 +170,7 @@ class HttpReranker:
         max_retries: int = 2,
         backoff_s: float = BACKOFF_S,
     ) -> None:
+        # httpx loads only for a reranker served over HTTP.
         import httpx
 
         parts = urlsplit(url)
@@ -213,6 +216,7 @@ class HttpReranker:
         return [float(s) for s in scores if s is not None]
 
     def _post(self, body: dict) -> object:
+        # httpx loads only for a reranker served over HTTP.
         import httpx
 
         reason = ""

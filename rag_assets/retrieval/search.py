@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from rag_assets.embedding.models import EmbeddingBatch, EmbeddingSpec
+from rag_assets.embedding.selection import select_embedder
 from rag_assets.index.filters import quote
 from rag_assets.index.rows import RankedId, SearchHit
 from rag_assets.index.schema import NO_PAGE
@@ -526,7 +527,6 @@ def open_retriever(
     settings: Settings, collection_prefix: str | None = None
 ) -> Iterator[Retriever | None]:
     """A retriever on the configured model's collection; None when nothing is indexed yet."""
-    from rag_assets.embedding.selection import select_embedder
 
     spec = EmbeddingSpec(
         model=settings.embedding_model,

@@ -24,6 +24,8 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import yaml
+
 from rag_assets.instance import hold_data_folder, storage_elsewhere
 from rag_assets.settings import Settings
 from rag_assets.sources.inbox import (
@@ -128,7 +130,6 @@ def _copy(source: Path, target: Path, inbox: Path) -> str:
 def _storage_state(home: Path) -> list | None:
     """The instance's SQLite databases as of now; None when its storage is elsewhere (a server)
     or a database has a write in flight."""
-    import yaml
 
     config_file = home / "dagster.yaml"
     config = yaml.safe_load(config_file.read_text()) if config_file.is_file() else None

@@ -23,6 +23,7 @@ def place_sample_evaluation(eval_dir: Path, paths: list[Path]) -> Path | None:
     Returns the copy, or None when nothing was placed."""
     if not SAMPLE_SET.is_file() or not any(_in_sample_corpus(p) for p in paths):
         return None
+    # The question sets' reader loads only when the sample corpus is ingested.
     from rag_assets.retrieval.evaluation.sets import find_eval_sets
 
     if find_eval_sets(eval_dir):

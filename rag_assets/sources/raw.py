@@ -29,6 +29,7 @@ class RawDocument(BaseModel):
 
 
 def _pdf_page_count(path: Path) -> int | None:
+    # PyMuPDF takes a second to load: only when a PDF lands.
     import pymupdf
 
     try:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import pypdfium2 as pdfium
+
 from rag_assets.contracts.ir import BBox
 
 
@@ -21,7 +23,6 @@ def render_region(
     rotated frame pdfium renders), or when the box falls outside the page.
     Same inputs give the same bytes, so the image hash can key a cache.
     """
-    import pypdfium2 as pdfium
 
     pdf = pdfium.PdfDocument(str(pdf_path))
     try:

@@ -6,13 +6,12 @@ import functools
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
+
+from tokenizers import Tokenizer
 
 from rag_assets.errors import ConfigurationError
 from rag_assets.text.scripts import NO_SPACE_SCRIPTS
-
-if TYPE_CHECKING:
-    from tokenizers import Tokenizer
 
 # A unit is one character of a script written without spaces (one token, roughly) or one
 # run of other non-space characters. Hangul is not such a script: a window may only end
@@ -54,8 +53,6 @@ class TokenizerCounter:
             raise ConfigurationError(f"tokenizer folder {folder} does not exist")
         tokenizer_file = folder / "tokenizer.json"
         if tokenizer_file.is_file():
-            from tokenizers import Tokenizer
-
             tokenizer = Tokenizer.from_file(str(tokenizer_file))
         else:
             # Older model folders ship only vocab files; transformers converts them to a

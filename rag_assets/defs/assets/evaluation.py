@@ -47,6 +47,7 @@ from rag_assets.retrieval.evaluation.comparison import (
 )
 from rag_assets.retrieval.evaluation.sets import find_eval_sets, load_eval_sets, passage_document
 from rag_assets.settings.fusion import FusionSettings
+from rag_assets.storage import read_documents
 
 DEFAULT_TEMPLATES = ("fixed", "semantic", "auto")
 EVALUATION_VERSION = "1"  # relevance and metric definitions
@@ -124,7 +125,6 @@ def retrieval_evaluation(
     milvus: MilvusResource,
     collections: CollectionsResource,
 ):
-    from rag_assets.storage import read_documents
 
     started = time.perf_counter()
     eval_dir = Path(evaluation.eval_dir)

@@ -221,6 +221,7 @@ def _may_be_word(fragment: str) -> bool:
 def english_words() -> Set[str]:
     """English words, lowercase: the word list Unstructured ships (430,000 words, from NLTK's
     and other lists), loaded once per process (0.3 s)."""
+    # The list takes 0.3 s to load: only when a repair needs it.
     from unstructured.nlp.english_words import ENGLISH_WORDS
 
     return ENGLISH_WORDS

@@ -114,6 +114,7 @@ class Toolbox:
         return self._structures[doc_id]
 
     def _load_structure(self, doc_id: str, source_path: str) -> SpecStructure | None:
+        # As above: storage brings pyarrow.
         from rag_assets.storage import asset_dir
 
         path = asset_dir(self.settings, "normalized_documents") / f"{doc_id}.json"
