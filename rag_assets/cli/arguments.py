@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import NoReturn, get_origin
+from typing import Any, NoReturn, get_origin
 
 from pydantic import BaseModel
 
@@ -46,21 +46,34 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    # The tools' models (and pydantic's) load when the parser is built, not at import.
-    from rag_assets.retrieval.tools.registry import TOOLS
+Subcommands = Any  # argparse's _SubParsersAction, which it does not export
 
+
+def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="rag-assets", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
+    _add_document_commands(sub)
+    _add_query_command(sub)
+    _add_inspection_commands(sub)
+    _add_evaluate_command(sub)
+    _add_tool_commands(sub)
+    _add_ui_command(sub)
+    return parser
 
-    def add(name: str, help_text: str, description: str | None = None) -> argparse.ArgumentParser:
-        command = sub.add_parser(name, help=help_text, description=description)
-        command.add_argument(
-            "--data-dir", help="data folder (default: $RAG_ASSETS_DATA_DIR, then ./data)"
-        )
-        return command
 
-    ingest = add("ingest", "put files in the inbox and materialize every asset for them")
+def _add(
+    sub: Subcommands, name: str, help_text: str, description: str | None = None
+) -> argparse.ArgumentParser:
+    command = sub.add_parser(name, help=help_text, description=description)
+    command.add_argument(
+        "--data-dir", help="data folder (default: $RAG_ASSETS_DATA_DIR, then ./data)"
+    )
+    return command
+
+
+def _add_document_commands(sub: Subcommands) -> None:
+    """ingest and remove: documents in and out of a data folder."""
+    ingest = _add(sub, "ingest", "put files in the inbox and materialize every asset for them")
     ingest.add_argument(
         "--template", help="chunking template for these files, over rag_collections.yaml"
     )
@@ -71,13 +84,17 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("paths", nargs="+", help="files or folders")
     ingest.set_defaults(func=cmd_ingest)
 
-    remove = add("remove", "remove documents: inbox file, stored outputs, caches, index rows, runs")
+    remove = _add(
+        sub, "remove", "remove documents: inbox file, stored outputs, caches, index rows, runs"
+    )
     remove.add_argument(
         "documents", nargs="+", help="a path in the inbox, a file name, or a doc id"
     )
     remove.set_defaults(func=cmd_remove)
 
-    query = add("query", "hybrid dense + BM25 retrieval with citations")
+
+def _add_query_command(sub: Subcommands) -> None:
+    query = _add(sub, "query", "hybrid dense + BM25 retrieval with citations")
     query.add_argument("--top-k", type=int, default=5)
     query.add_argument("--json", action="store_true", help="print hits as JSON")
     query.add_argument("--doc", action="append", help="only this doc id (repeatable)")
@@ -104,16 +121,23 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("text")
     query.set_defaults(func=cmd_query)
 
-    chunks = add("chunks", "print a document's stored chunks (every document without an argument)")
+
+def _add_inspection_commands(sub: Subcommands) -> None:
+    """chunks, status and parse: what was made of a document."""
+    chunks = _add(
+        sub, "chunks", "print a document's stored chunks (every document without an argument)"
+    )
     chunks.add_argument("--json", action="store_true")
     chunks.add_argument("document", nargs="?", help="a path in the inbox, a file name, or a doc id")
     chunks.set_defaults(func=cmd_chunks)
 
-    status = add("status", "every document: its last run's outcome, chunks and failing checks")
+    status = _add(
+        sub, "status", "every document: its last run's outcome, chunks and failing checks"
+    )
     status.add_argument("--json", action="store_true", help="print the documents as JSON")
     status.set_defaults(func=cmd_status)
 
-    parse = add("parse", "print what a parser made of a file (the IR), without Dagster")
+    parse = _add(sub, "parse", "print what a parser made of a file (the IR), without Dagster")
     parse.add_argument(
         "--parser", help="auto, docling or pymupdf (default: $RAG_ASSETS_PARSER, then auto)"
     )
@@ -123,7 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
     parse.add_argument("path")
     parse.set_defaults(func=cmd_parse)
 
-    evaluate = add("evaluate", "score retrieval per template on evaluation sets, as a table")
+
+def _add_evaluate_command(sub: Subcommands) -> None:
+    evaluate = _add(sub, "evaluate", "score retrieval per template on evaluation sets, as a table")
     evaluate.add_argument(
         "--eval-dir",
         help="folder of evaluation sets (default: $RAG_ASSETS_EVAL_DIR, then DATA/eval)",
@@ -161,12 +187,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluate.set_defaults(func=cmd_evaluate)
 
+
+def _add_tool_commands(sub: Subcommands) -> None:
+    """each retrieval tool, and answer."""
+    # The tools' models (and pydantic's) load when the parser is built, not at import.
+    from rag_assets.retrieval.tools.registry import TOOLS
+
     for tool in TOOLS.values():
-        command = add(tool.command, tool.summary, tool.description)
+        command = _add(sub, tool.command, tool.summary, tool.description)
         _add_tool_arguments(command, tool.accepted)
         command.set_defaults(func=cmd_tool, tool=tool.name)
 
-    ask = add("answer", "a cited answer from the indexed documents, or 'not found'")
+    ask = _add(sub, "answer", "a cited answer from the indexed documents, or 'not found'")
     ask.add_argument("--session", help="a JSON file of earlier turns, read and appended to")
     ask.add_argument(
         "--threshold", type=float, help="minimum evidence score (default: the calibrated one)"
@@ -175,7 +207,8 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("text")
     ask.set_defaults(func=cmd_answer)
 
-    ui = add("ui", "open the Dagster UI on 127.0.0.1 for this data folder")
+
+def _add_ui_command(sub: Subcommands) -> None:
+    ui = _add(sub, "ui", "open the Dagster UI on 127.0.0.1 for this data folder")
     ui.add_argument("--port", type=int, default=3000)
     ui.set_defaults(func=cmd_ui)
-    return parser
