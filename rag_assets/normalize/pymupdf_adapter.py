@@ -45,6 +45,7 @@ from rag_assets.normalize.table_headers import header_row_count, spread_spanning
 from rag_assets.normalize.table_markdown import table_to_markdown
 from rag_assets.normalize.wrapped_labels import join_wrapped_labels
 from rag_assets.parsers.base import ParsedDocument
+from rag_assets.text.numbering import SECTION_NUMBER_END, section_number_pattern
 
 _TYPES: dict[str, ElementType] = {
     "text": "paragraph",
@@ -61,8 +62,9 @@ _TYPES: dict[str, ElementType] = {
 }
 _FURNITURE = ("page-header", "page-footer")
 _HEADING_CLASSES = ("title", "section-header")
-# "1", "1.2.", "4.10.3", "A.1": a section number followed by the heading's words.
-_SECTION_NUMBER = re.compile(r"^((?:\d{1,3}|[A-Z](?=\.\d))(?:\.\d{1,3})*)\.?(?=\s|$)")
+# "1", "1.2.", "4.10.3", "A.1": a section number followed by the heading's words; its depth is
+# the heading's level, so it is bounded (no level for `2024 Report`) and appendices count.
+_SECTION_NUMBER = re.compile(rf"^({section_number_pattern(appendix=True)}){SECTION_NUMBER_END}")
 # A label then a number: "Table 2-1", "Figure 3-5", "表 7.5". Case kept on purpose so
 # that a heading such as "Table of contents" is not taken for a caption.
 _CAPTION = re.compile(r"^(?:Table|TABLE|Figure|FIGURE|Fig\.|表|图|圖)\s*(?:\d|[A-Z][-.\d])")

@@ -18,6 +18,7 @@ from rag_assets.settings.groups import ChunkingSettings
 from rag_assets.templates.references import article_openings, cited_articles, cited_context
 from rag_assets.templates.sections import section_titles
 from rag_assets.templates.tokens import TokenCounter
+from rag_assets.text.numbering import SECTION_NUMBER_END, section_number_pattern
 from rag_assets.vocabulary import Vocabulary, chosen_packs, packs_for
 
 T = TypeVar("T")
@@ -346,9 +347,9 @@ def header_path_for(ancestors: Sequence[str]) -> str:
     return "/" + "".join(title.replace("/", "\u2215") + "/" for title in ancestors)
 
 
-# A decimal section number opening a heading title: `2`, `2.1`, `3.6.6` (a chapter number has
-# at most three digits, so that `2024 Annual report` is no chapter 2024).
-_DECIMAL_NUMBER = re.compile(r"^(\d{1,3}(?:\.\d{1,3})*)\.?(?:\s|$)")
+# A decimal section number opening a heading title: `2`, `2.1`, `3.6.6`; bounded, since it
+# decides nesting and `2024 Annual report` must not nest as chapter 2024.
+_DECIMAL_NUMBER = re.compile(rf"^({section_number_pattern()}){SECTION_NUMBER_END}")
 
 
 def decimal_number(title: str) -> tuple[int, ...] | None:

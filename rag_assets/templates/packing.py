@@ -28,6 +28,7 @@ from rag_assets.contracts.ir import DocumentElement
 from rag_assets.templates.base import ElementSpan, contextualize, has_words
 from rag_assets.templates.tokens import TokenCounter, balanced_runs, token_windows
 from rag_assets.text.markdown import TABLE_RULE, markdown_row, row_cells
+from rag_assets.text.numbering import section_number_pattern
 from rag_assets.vocabulary import Vocabulary
 
 BLOCK_SEPARATOR = "\n\n"
@@ -40,7 +41,7 @@ _CELL_END = re.compile(r"(?<!\\)\|[ \t]*")  # a table row's cell ends at its une
 # closing quotes and brackets stay with their sentence.
 _SENTENCE_END = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s)|[。！？]+[\"'”’)\]」』）]*")
 # A paragraph number ("2.", "3.1.", "iv.") ends in a full stop but opens the sentence after it.
-_ENUMERATOR = re.compile(r"\d{1,3}(?:\.\d{1,3})*\.|[ivxlcIVXLC]{1,6}\.")
+_ENUMERATOR = re.compile(rf"{section_number_pattern()}\.|[ivxlcIVXLC]{{1,6}}\.")
 _LIST_ITEM = re.compile(r"^([ \t]*)(?:[-*+•]|\d+[.)])[ \t]")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 

@@ -25,10 +25,11 @@ from rag_assets.templates.qa.markers import question_start
 from rag_assets.templates.registry import available_templates
 from rag_assets.templates.spec_parts.glossary import is_glossary_heading
 from rag_assets.templates.spec_parts.labels import parse_caption, table_caption
-from rag_assets.text.numbering import marker_at
+from rag_assets.text.numbering import marker_at, section_number_pattern
 
-# 7 Title, 7.4.1 Title: a numbered section heading (not a year: "2024 Report").
-_NUMBERED_HEADING = re.compile(r"^#+\s+\d{1,3}(?:\.\d{1,3})*\.?\s+\S")
+# 7 Title, 7.4.1 Title: a numbered section heading with its title; bounded, so that a year
+# ("2024 Report") is no section number.
+_NUMBERED_HEADING = re.compile(rf"^#+\s+{section_number_pattern()}\.?\s+\S")
 _CONTENTS = re.compile(r"^(?i:(?:table of )?contents)$|^(?:目录|目錄)$")
 
 # Tables holding this share of the text (headings and captions aside) make a spreadsheet or

@@ -44,11 +44,14 @@ from rag_assets.templates.packing import (
     table_outline,
 )
 from rag_assets.templates.tokens import TokenCounter
+from rag_assets.text.numbering import SECTION_NUMBER_END, section_number_pattern
 
 # Empty sibling headings whose titles a section's context carries, at most (see _Section).
 MAX_CARRIED_TITLES = 2
-# "7.4.1 Timing" or "3. Scope": the number must be followed by the title.
-_SECTION_NUMBER = re.compile(r"^(\d+(?:\.\d+)*)\.?\s")
+# "7.4.1 Timing" or "3. Scope": the number then a blank or the end of the title. Parts of any
+# length: the number only labels a section (metadata, telling numbered siblings apart), so a
+# year-led title reads as its number (`2024 Report` -> 2024).
+_SECTION_NUMBER = re.compile(rf"^({section_number_pattern(bounded=False)}){SECTION_NUMBER_END}")
 
 
 @dataclass
@@ -306,7 +309,7 @@ def _carried_titles(before: _Section, level: int, title: str) -> list[str]:
     heading = before.heading
     if heading is None or before.content or heading_level(heading) != level:
         return []
-    if _SECTION_NUMBER.match(title + " ") and _section_number(heading):
+    if _SECTION_NUMBER.match(title) and _section_number(heading):
         return []
     carried = before.context_headings[len(before.headings) - 1 :]
     return carried[-MAX_CARRIED_TITLES:]
@@ -332,5 +335,5 @@ def _caption(content: list[tuple[int, DocumentElement]], position: int) -> tuple
 
 
 def _section_number(heading: DocumentElement | None) -> str | None:
-    match = _SECTION_NUMBER.match(heading_title(heading) + " ") if heading else None
+    match = _SECTION_NUMBER.match(heading_title(heading)) if heading else None
     return match.group(1) if match else None

@@ -41,6 +41,27 @@ CN_NUMERAL = r"[〇零一二两三四五六七八九十百千万0-9０-９]+"
 _BLANK = "[ \t\u3000]"
 
 
+def section_number_pattern(*, bounded: bool = True, appendix: bool = False) -> str:
+    """Regex source, without groups, of a section number: digit parts joined by dots (`7`,
+    `7.4`, `7.4.1`). The full stop in `3. Scope` is no part of it; see SECTION_NUMBER_END.
+
+    bounded: each part has 1-3 digits, so that a year opening a title (`2024 Annual report`)
+        is no chapter 2024. Unbounded where something else vouches for the number (a keyword
+        such as `Section` before it, a query that is nothing but the number, a caller judging
+        the numbering itself) or where a heading is only labelled, not placed, by its number.
+    appendix: a capital letter may lead dotted parts (`A.1`, `B.2.3`), never stand alone: a
+        bare `A` is a list letter or an initial more often than an appendix.
+    """
+    part = r"\d{1,3}" if bounded else r"\d+"
+    lead = rf"(?:{part}|[A-Z](?=\.\d))" if appendix else part
+    return rf"{lead}(?:\.{part})*"
+
+
+# After a number opening a heading: an optional full stop (`3. Scope`), then a blank or the end
+# of the text, so that `2.1Host` and `7.4-1` open with no section number.
+SECTION_NUMBER_END = r"\.?(?=\s|$)"
+
+
 def chinese_numeral_value(text: str) -> int:
     """三十九 -> 39, 一百零六 -> 106, 十二 -> 12, 二〇〇八 -> 2008 (digit by digit), １２ -> 12."""
     text = unicodedata.normalize("NFKC", text)  # full-width digits become ASCII
@@ -112,12 +133,13 @@ _CN_MARKER = re.compile(
 _CN_KINDS: dict[str, MarkerKind] = {"章": "chapter", "节": "section", "条": "article"}
 # CHAPTER IV / Chapter 3.
 _EN_CHAPTER = re.compile(rf"({_keyword('chapter')}) ([IVXLC]+|\d+)\b")
-# Section 2 / Section 2.1.
-_EN_SECTION = re.compile(rf"({_keyword('section')}) (\d+(?:\.\d+)*)\b")
+# Section 2 / Section 2.1: the keyword says it is a section number, so parts are unbounded.
+_EN_SECTION = re.compile(rf"({_keyword('section')}) ({section_number_pattern(bounded=False)})\b")
 # Article 5.
 _EN_ARTICLE = re.compile(rf"({_keyword('article')}) (\d+)\b")
-# `1.1` / `1.1.` / `2.` before whitespace; a bare `2` is too common in text to count.
-_DECIMAL = re.compile(r"(\d+(?:\.\d+)+|\d+(?=\.))\.?(?=\s)")
+# `1.1` / `1.1.` / `2.` before whitespace; a bare `2` is too common in text to count, hence the
+# dot required after the first part. Parts of any length: the caller judges whether they fit.
+_DECIMAL = re.compile(rf"((?=\d+\.){section_number_pattern(bounded=False)})\.?(?=\s)")
 # An English marker's title, after a space or a separator: `Article 5 – Term`, `CHAPTER I: GENERAL`.
 _EN_TITLE_START = re.compile(r"(?:\s*[:\u2013\u2014-]\s*|\s+)(\S+)")
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from rag_assets.text.numbering import section_number_pattern
+
 _CN = "〇零一二三四五六七八九十百千两"
 _CJK_RANKS = {"编": 0, "部分": 0, "章": 1, "节": 2, "条": 3}
 # Families whose rank is their number's depth (7.4.1 -> 3); an absent depth still takes a level.
@@ -24,7 +26,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("chapter", re.compile(r"^((?i:part|chapter))\s+(\d{1,3}|[IVXLC]{1,7}|[ivxlc]{1,7})\b\.?")),
     # A filing's items: `Item 1A.`, `ITEMS 10, 11 and 12.`, an 8-K's `Item 2.02`.
     ("chapter", re.compile(r"^((?i:items?))\s+(\d{1,2}(?:\.\d{2})?[A-Z]?)\b\.?")),
-    ("section", re.compile(r"^(?i:section)\s+(\d{1,3}(?:\.\d{1,3})*)\b\.?")),
+    ("section", re.compile(rf"^(?i:section)\s+({section_number_pattern()})\b\.?")),
     ("article", re.compile(r"^(?i:article)\s+(\d{1,3}|[IVXLC]{1,7})\b\.?")),
     ("cn_enum", re.compile(rf"^([{_CN}]+)\s*、")),
     ("cn_paren", re.compile(rf"^[（(]\s*([{_CN}]+)\s*[）)]")),
@@ -33,7 +35,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # 7, 7.4., 7.4.1, A.1 (appendix); CJK titles may follow the number without a space.
     (
         "decimal",
-        re.compile(r"^((?:\d{1,3}|[A-Z])(?:\.\d{1,3})+|\d{1,3})\.?(?=\s|$|[\u3400-\u9fff])"),
+        re.compile(rf"^({section_number_pattern(appendix=True)})\.?(?=\s|$|[\u3400-\u9fff])"),
     ),
     ("letter_dot", re.compile(r"^([A-Z])\.\s")),
 ]

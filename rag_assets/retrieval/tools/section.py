@@ -11,8 +11,10 @@ from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.retrieval.inputs import FilterValue, tool_arguments
 from rag_assets.retrieval.tools.tool import Found, Tool
 from rag_assets.retrieval.tools.toolbox import Source, Toolbox, fold
+from rag_assets.text.numbering import SECTION_NUMBER_END, section_number_pattern
 
-_SECTION_NUMBER = re.compile(r"^\d+(?:\.\d+)*\.?$")
+# A query that is nothing but a section number ("3.2", "4."): parts of any length.
+_SECTION_NUMBER = re.compile(rf"^{section_number_pattern(bounded=False)}\.?$")
 
 
 class SectionArgs(BaseModel):
@@ -115,13 +117,10 @@ def _section_matcher(query: str):
 
         return by_path
     if _SECTION_NUMBER.match(query):
-        number = query.rstrip(".")
+        opens_with_number = re.compile(rf"{re.escape(query.rstrip('.'))}{SECTION_NUMBER_END}")
 
         def by_number(chunk: ChunkRow) -> str | None:
-            return next(
-                (h for h in chunk.headings if re.match(rf"{re.escape(number)}\.?(?:\s|$)", h)),
-                None,
-            )
+            return next((h for h in chunk.headings if opens_with_number.match(h)), None)
 
         return by_number
     wanted = fold(query)

@@ -23,12 +23,17 @@ from rag_assets.templates.base import (
     open_ancestors,
 )
 from rag_assets.templates.spec_parts.glossary import is_glossary_heading
+from rag_assets.text.numbering import SECTION_NUMBER_END, section_number_pattern
 
 PageRole = Literal["toc", "glossary", "body", "skip"]
 
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:[-–]\s*(\d+)\s*)?$")
-# "7.4.1 Timing", "A.1 Deep", "3. Scope": the number must be followed by the title.
-_SECTION_NUMBER = re.compile(r"^((?:\d+|[A-Z](?=\.\d))(?:\.\d+)*)\.?\s")
+# "7.4.1 Timing", "A.1 Deep", "3. Scope": the number then a blank or the end of the title.
+# Parts of any length: the number labels a placed heading (section ids, cross-reference
+# targets, TOC depth), so a year-led title reads as its number (`2024 Report` -> 2024).
+_SECTION_NUMBER = re.compile(
+    rf"^({section_number_pattern(bounded=False, appendix=True)}){SECTION_NUMBER_END}"
+)
 
 
 @dataclass(frozen=True)
@@ -147,5 +152,5 @@ def place(
 
 
 def section_number(title: str) -> str | None:
-    match = _SECTION_NUMBER.match(title + " ")
+    match = _SECTION_NUMBER.match(title)
     return match.group(1) if match else None
