@@ -25,7 +25,7 @@ from rag_assets.contracts.ir import (
     TableCell,
     TableData,
 )
-from rag_assets.normalize.markdown import assemble_markdown
+from rag_assets.normalize.document import adapted_document
 from rag_assets.normalize.repairs.heading_levels import LEVEL_STATED
 from rag_assets.normalize.table_markdown import table_to_markdown
 from rag_assets.parsers.base import ParsedDocument
@@ -68,17 +68,13 @@ def docling_to_ir(
 
     doc = DoclingDocument.model_validate(parsed.native)
     walker = _Walker(doc, parsed.file_format)
-    markdown, elements = assemble_markdown(walker.walk())
-    return StandardizedDocument(
+    return adapted_document(
+        parsed,
+        walker.walk(),
         doc_id=doc_id,
-        source_path=parsed.source_path,
         source_sha256=source_sha256,
-        parser=parsed.parser,
-        parser_version=parsed.parser_version,
         page_count=len(doc.pages) or None,
         title=walker.title,
-        markdown=markdown,
-        elements=elements,
         metadata={
             "file_format": parsed.file_format,
             "parser_notes": parsed.notes,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
-from rag_assets.normalize.markdown import assemble_markdown
+from rag_assets.normalize.document import adapted_document
 from rag_assets.parsers.base import ParsedDocument
 
 _BLANK_LINES = re.compile(r"\n\s*\n")
@@ -24,14 +24,4 @@ def plaintext_to_ir(
         for block in _BLANK_LINES.split(text)
     ]
     elements = [DocumentElement(type="paragraph", text=block) for block in blocks if block.strip()]
-    markdown, placed = assemble_markdown(elements)
-    return StandardizedDocument(
-        doc_id=doc_id,
-        source_path=parsed.source_path,
-        source_sha256=source_sha256,
-        parser=parsed.parser,
-        parser_version=parsed.parser_version,
-        page_count=None,
-        markdown=markdown,
-        elements=placed,
-    )
+    return adapted_document(parsed, elements, doc_id=doc_id, source_sha256=source_sha256)

@@ -32,6 +32,7 @@ from rag_assets.contracts.ir import (
     TableData,
 )
 from rag_assets.normalize.cut_values import values_rejoined
+from rag_assets.normalize.document import adapted_document
 from rag_assets.normalize.leaders import (
     has_leader,
     is_leader_table,
@@ -39,7 +40,6 @@ from rag_assets.normalize.leaders import (
     split_leader_rows,
     without_leaders,
 )
-from rag_assets.normalize.markdown import assemble_markdown
 from rag_assets.normalize.stacked_rows import split_stacked_rows
 from rag_assets.normalize.table_headers import header_row_count, spread_spanning_labels
 from rag_assets.normalize.table_markdown import table_to_markdown
@@ -101,17 +101,13 @@ def pymupdf_to_ir(
             box.cls = "caption"
     title = _title_index(boxes)
     elements = _elements(boxes, _heading_levels(boxes), title)
-    markdown, elements = assemble_markdown(elements)
-    return StandardizedDocument(
+    return adapted_document(
+        parsed,
+        elements,
         doc_id=doc_id,
-        source_path=parsed.source_path,
         source_sha256=source_sha256,
-        parser=parsed.parser,
-        parser_version=parsed.parser_version,
         page_count=parsed.page_count,
         title=_document_title(boxes[title] if title is not None else None, native, elements),
-        markdown=markdown,
-        elements=elements,
         metadata=_document_metadata(native),
     )
 

@@ -27,7 +27,7 @@ from rag_assets.contracts.ir import (
     TableCell,
     TableData,
 )
-from rag_assets.normalize.markdown import assemble_markdown
+from rag_assets.normalize.document import adapted_document
 from rag_assets.normalize.repairs.heading_levels import LEVEL_STATED
 from rag_assets.normalize.table_markdown import table_to_markdown
 from rag_assets.parsers.base import ParsedDocument
@@ -54,20 +54,17 @@ def unstructured_to_ir(
     parsed: ParsedDocument, *, doc_id: str, source_sha256: str
 ) -> StandardizedDocument:
     walker = _Walker(parsed)
-    markdown, elements = assemble_markdown(walker.walk())
+    elements = walker.walk()
     page_count = None
     if parsed.file_format == "pdf":
         page_count = parsed.page_count or max((e.page_end for e in elements), default=1)
-    return StandardizedDocument(
+    return adapted_document(
+        parsed,
+        elements,
         doc_id=doc_id,
-        source_path=parsed.source_path,
         source_sha256=source_sha256,
-        parser=parsed.parser,
-        parser_version=parsed.parser_version,
         page_count=page_count,
         title=walker.title,
-        markdown=markdown,
-        elements=elements,
         metadata={
             "file_format": parsed.file_format,
             "parser_notes": parsed.notes,

@@ -33,7 +33,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
 from rag_assets.errors import ConfigurationError
 from rag_assets.language import detect_language
-from rag_assets.normalize.markdown import assemble_markdown
+from rag_assets.normalize.document import document_of
 from rag_assets.retrieval.inputs import MAX_QUERY_CHARS, QueryText, one_line
 
 # A question at the query bound, with room for its id, tags and evidence strings.
@@ -300,8 +300,8 @@ def passage_document(passage: Passage) -> StandardizedDocument:
     elements = [DocumentElement(type="paragraph", text=passage.text)]
     if passage.title:
         elements.insert(0, DocumentElement(type="heading", level=1, text=passage.title))
-    markdown, placed = assemble_markdown(elements)
-    return StandardizedDocument(
+    return document_of(
+        elements,
         doc_id=passage.doc_id,
         source_path=passage.doc_id,
         source_sha256=hashlib.sha256(passage.text.encode()).hexdigest(),
@@ -309,6 +309,4 @@ def passage_document(passage: Passage) -> StandardizedDocument:
         parser_version="1",
         language=detect_language(passage.text),
         title=passage.title or None,
-        markdown=markdown,
-        elements=placed,
     )
