@@ -1,11 +1,13 @@
-"""A folder of pydantic entries, one JSON file per key, written atomically."""
+"""A folder of pydantic entries, one JSON file per key, written atomically: the model answers
+kept by what decides them, so that asking again costs no call."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import ClassVar, Generic, TypeVar
 
@@ -14,6 +16,12 @@ from pydantic import BaseModel, ValidationError
 log = logging.getLogger(__name__)
 
 Entry = TypeVar("Entry", bound=BaseModel)
+
+
+def entry_key(*fields: str) -> str:
+    """The key of the entry that `fields` decide (content hash, model, prompt version...): the
+    SHA-256 of them one a line, which names the entry's file."""
+    return hashlib.sha256("\n".join(fields).encode()).hexdigest()
 
 
 class JsonCache(Generic[Entry]):
@@ -57,3 +65,17 @@ class JsonCache(Generic[Entry]):
             Path(tmp).unlink(missing_ok=True)
             raise
         return path
+
+
+def read_or_ask(
+    cache: JsonCache[Entry] | None, key: str, ask: Callable[[], Entry]
+) -> tuple[Entry, bool]:
+    """The entry under `key` and True; on a miss (or without a cache) `ask()`'s entry, kept in
+    `cache`, and False. What `ask` raises propagates and nothing is kept: the next run asks
+    again."""
+    if cache is not None and (hit := cache.read(key)) is not None:
+        return hit, True
+    entry = ask()
+    if cache is not None:
+        cache.put(entry)
+    return entry, False

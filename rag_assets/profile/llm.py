@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, Field
 
 from rag_assets.contracts.ir import StandardizedDocument
-from rag_assets.json_cache import JsonCache
+from rag_assets.json_cache import JsonCache, entry_key, read_or_ask
 from rag_assets.llm import LLMClient, LLMError
 from rag_assets.profile.model import DocumentProfile, ProfileField
 from rag_assets.profile.rules import FIRST_PAGES, cover_elements
@@ -67,7 +67,7 @@ class CachedProfile(BaseModel):
 
 
 def profile_key(text_sha256: str, model: str, prompt_version: str) -> str:
-    return hashlib.sha256(f"{text_sha256}\n{model}\n{prompt_version}".encode()).hexdigest()
+    return entry_key(text_sha256, model, prompt_version)
 
 
 class ProfileCache(JsonCache[CachedProfile]):
@@ -93,27 +93,23 @@ def ask_profile(
     if not text:
         return AskedProfile(rules, "rules: no text on the first pages to ask about")
     sha, model = hashlib.sha256(text.encode()).hexdigest(), llm.settings.model or ""
-    key = profile_key(sha, model, PROMPT_VERSION)
-    hit = cache.read(key) if cache is not None else None
-    if hit is not None:
-        return AskedProfile(merged(rules, hit.answer), "LLM (cached)")
-    file_name = (doc.source_path or doc.doc_id).rsplit("/", 1)[-1]
-    messages = [{"role": "user", "content": PROMPT.format(file_name=file_name, text=text)}]
+
+    def ask() -> CachedProfile:
+        file_name = (doc.source_path or doc.doc_id).rsplit("/", 1)[-1]
+        messages = [{"role": "user", "content": PROMPT.format(file_name=file_name, text=text)}]
+        return CachedProfile(
+            text_sha256=sha,
+            model=model,
+            prompt_version=PROMPT_VERSION,
+            answer=llm.chat_json(messages, ProfileAnswer),
+            doc_id=doc.doc_id,
+        )
+
     try:
-        answer = llm.chat_json(messages, ProfileAnswer)
+        entry, cached = read_or_ask(cache, profile_key(sha, model, PROMPT_VERSION), ask)
     except LLMError as error:
         return AskedProfile(rules, f"rules: the LLM failed ({error.reason})")
-    if cache is not None:
-        cache.put(
-            CachedProfile(
-                text_sha256=sha,
-                model=model,
-                prompt_version=PROMPT_VERSION,
-                answer=answer,
-                doc_id=doc.doc_id,
-            )
-        )
-    return AskedProfile(merged(rules, answer), "LLM")
+    return AskedProfile(merged(rules, entry.answer), "LLM (cached)" if cached else "LLM")
 
 
 def first_pages_text(doc: StandardizedDocument) -> str:

@@ -6,15 +6,13 @@ re-judges old answers without calling the model again. Nothing here holds the AP
 
 from __future__ import annotations
 
-import hashlib
-
 from pydantic import BaseModel
 
-from rag_assets.json_cache import JsonCache
+from rag_assets.json_cache import JsonCache, entry_key
 
 
 def cache_key(image_sha256: str, model: str, prompt_version: str) -> str:
-    return hashlib.sha256(f"{image_sha256}\n{model}\n{prompt_version}".encode()).hexdigest()
+    return entry_key(image_sha256, model, prompt_version)
 
 
 class CachedAnswer(BaseModel):

@@ -8,19 +8,17 @@ the next materialization asks again.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 
 from pydantic import BaseModel
 
-from rag_assets.json_cache import JsonCache
+from rag_assets.json_cache import JsonCache, entry_key
 
 
 def choice_key(
     document_sha256: str, model: str, selector_version: str, templates: Sequence[str]
 ) -> str:
-    fields = [document_sha256, model, selector_version, ",".join(templates)]
-    return hashlib.sha256("\n".join(fields).encode()).hexdigest()
+    return entry_key(document_sha256, model, selector_version, ",".join(templates))
 
 
 class CachedGuess(BaseModel):
@@ -42,6 +40,3 @@ class CachedGuess(BaseModel):
 class ChoiceCache(JsonCache[CachedGuess]):
     entry_type = CachedGuess
     label = "template choice cache"
-
-    def get(self, key: str) -> CachedGuess | None:
-        return self.read(key)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pydantic import BaseModel, Field
 
 from rag_assets.contracts.ir import StandardizedDocument
+from rag_assets.json_cache import read_or_ask
 from rag_assets.llm import LLMClient, LLMError
 from rag_assets.optional import StepFailures
 from rag_assets.templates.base import heading_title
@@ -251,25 +252,21 @@ def _guess(
 ) -> tuple[TemplateGuess, bool]:
     """The model's guess and whether it came from `cache`; raises LLMError when the call fails."""
     sha, model = document_sha256(doc), llm.settings.model or ""
-    key = choice_key(sha, model, SELECTOR_VERSION, names)
-    if cache is not None and (hit := cache.get(key)) is not None:
-        return TemplateGuess(
-            template=hit.template, confidence=hit.confidence, reason=hit.reason
-        ), True
-    messages = [{"role": "user", "content": _classify_prompt(doc, names)}]
-    guess = llm.chat_json(messages, TemplateGuess)
-    if cache is not None:
-        cache.put(
-            CachedGuess(
-                document_sha256=sha,
-                model=model,
-                selector_version=SELECTOR_VERSION,
-                templates=names,
-                doc_id=doc.doc_id,
-                **guess.model_dump(),
-            )
+
+    def ask() -> CachedGuess:
+        messages = [{"role": "user", "content": _classify_prompt(doc, names)}]
+        return CachedGuess(
+            document_sha256=sha,
+            model=model,
+            selector_version=SELECTOR_VERSION,
+            templates=names,
+            doc_id=doc.doc_id,
+            **llm.chat_json(messages, TemplateGuess).model_dump(),
         )
-    return guess, False
+
+    entry, cached = read_or_ask(cache, choice_key(sha, model, SELECTOR_VERSION, names), ask)
+    guess = TemplateGuess(template=entry.template, confidence=entry.confidence, reason=entry.reason)
+    return guess, cached
 
 
 def _ask_llm(

@@ -74,6 +74,43 @@ def test_the_models_answer_fills_the_profile_and_is_asked_once(stub, tmp_path: P
     assert (again.profile, again.by, stub.calls) == (profile, "LLM (cached)", 1)
 
 
+def test_an_answer_already_on_disk_is_read_under_its_file_name_and_asks_nothing(
+    stub, tmp_path: Path
+) -> None:
+    # As the cache has written it: the key is the SHA-256 of the first pages' text hash, the
+    # model and the prompt version, one a line.
+    entry = (
+        tmp_path
+        / "profiles"
+        / "c5"
+        / "c52e6a3c3c55c536054170aa29b4af270dddd0a470a3e2a9b06c5949edc64cf4.json"
+    )
+    entry.parent.mkdir(parents=True)
+    entry.write_text(
+        """{
+ "text_sha256": "58050433bc8ac7a77728ec56ce11bc5cead37b596a6611a47ab26856a00f9ba8",
+ "model": "chat-m",
+ "prompt_version": "1",
+ "answer": {
+  "title": null,
+  "organization": "Lyme Harbour Ferries",
+  "kind": "press release",
+  "form": null,
+  "period": null,
+  "year": 2024
+ },
+ "doc_id": "ferries-q2"
+}""",
+        encoding="utf-8",
+    )
+    doc = _release()
+    rules = DocumentProfile.model_validate(doc.metadata["profile"])
+    asked = ask_profile(doc, rules, _client(stub), ProfileCache(tmp_path / "profiles"))
+    assert (asked.by, stub.calls) == ("LLM (cached)", 0)
+    assert asked.profile.organization == ProfileField(value="Lyme Harbour Ferries", source="LLM")
+    assert asked.profile.kind == ProfileField(value="press release", source="LLM")
+
+
 def test_a_field_the_model_leaves_empty_keeps_the_rules_value(stub) -> None:
     doc = _release()
     rules = DocumentProfile.model_validate(doc.metadata["profile"])

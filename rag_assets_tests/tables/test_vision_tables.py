@@ -244,6 +244,31 @@ def test_second_run_hits_the_cache_with_zero_calls(doc, pdf, images, stub, tmp_p
     assert stub.calls == 4
 
 
+def test_an_answer_already_on_disk_is_read_under_its_file_name(tmp_path):
+    # As the cache has written it: the key is the SHA-256 of the image hash, the model and the
+    # prompt version, one a line.
+    entry = (
+        tmp_path / "96" / "96793ee551fd9d6070d21b7cbb0b1ce6bc70b813edd75e769b31ca0a8062bffb.json"
+    )
+    entry.parent.mkdir()
+    entry.write_text(
+        """{
+ "image_sha256": "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee",
+ "model": "vision-m",
+ "prompt_version": "1",
+ "answer": "| Code | Meaning |",
+ "reply_model": null,
+ "prompt_tokens": 0,
+ "completion_tokens": 0,
+ "latency_s": 0.0,
+ "finish_reason": null
+}""",
+        encoding="utf-8",
+    )
+    answer = VisionCache(tmp_path).get("e" * 64, "vision-m", "1")
+    assert answer is not None and answer.answer == "| Code | Meaning |"
+
+
 def test_retried_server_errors_then_a_good_answer(doc, pdf, images, stub, tmp_path):
     stub.enqueue(
         Behaviour(status=500), Behaviour(status=500), Behaviour(text=good_answer(REGISTERS))

@@ -13,7 +13,7 @@ from rag_assets.contracts.chunk import ChunkRow, chunk_id_for
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.llm import LLMClient, LLMSettings
 from rag_assets.parsers.base import ParsedDocument
-from rag_assets.templates.choice_cache import ChoiceCache
+from rag_assets.templates.choice_cache import CachedGuess, ChoiceCache, choice_key
 from rag_assets.templates.qa.llm_structure import PROMPT, PROMPT_VERSION, TRUNCATED_NOTE
 from rag_assets.templates.qa_pairs import (
     FALLBACK_NOTE,
@@ -449,6 +449,46 @@ def test_the_llm_choice_is_cached_by_document_model_and_asked_again_when_one_cha
     other_model = client_for(stub, model="chat-n")
     assert not choose_template(doc, "auto", llm=other_model, cache=cache).cached
     assert stub.calls == 3 and stub.requests[-1].model == "chat-n"
+
+
+def test_a_guess_already_on_disk_is_read_under_its_file_name(tmp_path):
+    # As the cache has written it: the key is the SHA-256 of the document hash, the model, the
+    # selector version and the templates offered, one a line.
+    key = "09fcbdc4d0c6f5f0b9322d308659d03e45b81836ebd051e60f8860bf07bf2bb7"
+    entry = tmp_path / "templates" / "09" / f"{key}.json"
+    entry.parent.mkdir(parents=True)
+    entry.write_text(
+        """{
+ "document_sha256": "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+ "model": "chat-m",
+ "selector_version": "select-v1",
+ "templates": [
+  "qa_pairs",
+  "semantic"
+ ],
+ "template": "qa_pairs",
+ "confidence": 0.9,
+ "reason": "questions and replies",
+ "doc_id": "enquiries"
+}""",
+        encoding="utf-8",
+    )
+    assert choice_key("d" * 64, "chat-m", "select-v1", ["qa_pairs", "semantic"]) == key
+    assert list(ChoiceCache(tmp_path / "templates").entries()) == [
+        (
+            entry,
+            CachedGuess(
+                document_sha256="d" * 64,
+                model="chat-m",
+                selector_version="select-v1",
+                templates=["qa_pairs", "semantic"],
+                template="qa_pairs",
+                confidence=0.9,
+                reason="questions and replies",
+                doc_id="enquiries",
+            ),
+        )
+    ]
 
 
 def test_a_failed_or_invalid_answer_is_not_cached(stub, tmp_path):
