@@ -64,6 +64,7 @@ _NO_SPACE_AFTER = tuple("([{")
 def docling_to_ir(
     parsed: ParsedDocument, *, doc_id: str, source_sha256: str
 ) -> StandardizedDocument:
+    # docling-core's types take a second to load: only for a document Docling parsed.
     from docling_core.types.doc import DoclingDocument
 
     doc = DoclingDocument.model_validate(parsed.native)
@@ -102,6 +103,7 @@ class _Walker:
         }
 
     def walk(self) -> list[DocumentElement]:
+        # docling-core's types take a second to load: only for a document Docling parsed.
         from docling_core.types.doc import ContentLayer
 
         layers = {ContentLayer.BODY, ContentLayer.FURNITURE}
