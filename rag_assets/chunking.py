@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.contracts.ir import StandardizedDocument
+from rag_assets.errors import DocumentError
 from rag_assets.llm import LLMClient
 from rag_assets.profile.model import DocumentProfile
 from rag_assets.quality.chunks import (
@@ -73,6 +74,16 @@ def chunk_document(
         rows = link_neighbours(rows)
     rows = with_profile_fields(with_document_sections(rows), doc, template.vocabularies(doc))
     return ChunkedDocument(doc, rows, choice, template, template.document_structure(doc))
+
+
+def require_chunks(chunked: ChunkedDocument) -> None:
+    """Raise DocumentError when the template made no chunks: a document with nothing to search
+    would otherwise land as done, unnoticed."""
+    if not chunked.rows:
+        raise DocumentError(
+            f"{chunked.doc.source_path}: the {chunked.template.name} template made no chunks "
+            f"from {len(chunked.doc.elements)} elements"
+        )
 
 
 def with_profile_fields(

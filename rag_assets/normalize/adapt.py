@@ -2,19 +2,68 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection
+from dataclasses import dataclass
 
-from rag_assets.contracts.ir import StandardizedDocument
-from rag_assets.errors import ConfigurationError
+from rag_assets.contracts.ir import FURNITURE_TYPES, StandardizedDocument
+from rag_assets.errors import ConfigurationError, DocumentError
 from rag_assets.llm import LLMClient
 from rag_assets.normalize.repairs import repair_document
 from rag_assets.optional import StepFailures
-from rag_assets.parsers.base import ParsedDocument
+from rag_assets.parsers.base import ParsedDocument, no_text_reason
 from rag_assets.profile.llm import ProfileCache, ask_profile
 from rag_assets.profile.model import DocumentProfile
 from rag_assets.profile.rules import profile_document
 from rag_assets.settings.limits import DocumentLimits
 from rag_assets.sources.limits import check_elements
+from rag_assets.sources.raw import RawDocument
+
+
+@dataclass(frozen=True)
+class NormalizedDocument:
+    """A document's IR, what its profile came from and how many elements of each type it has."""
+
+    doc: StandardizedDocument
+    profile_by: str  # "rules", or what `with_llm_profile` says
+    element_types: dict[str, int]  # in the order each type first occurs
+
+
+def normalize_document(
+    raw: RawDocument,
+    parsed: ParsedDocument,
+    *,
+    limits: DocumentLimits | None = None,
+    skip: Collection[str] = (),
+    llm: LLMClient | None = None,
+    profile_cache: ProfileCache | None = None,
+) -> NormalizedDocument:
+    """The IR of a landed file's parse (`to_ir`), refused when it has no content
+    (`require_content`), then profiled by `llm` when there is one (asked only of a document
+    with content).
+
+    Raises DocumentError for a document over its `limits` or without content.
+    """
+    doc = to_ir(
+        parsed,
+        doc_id=raw.doc_id,
+        source_sha256=raw.sha256,
+        limits=limits,
+        skip=skip,
+        source_path=raw.source_path,
+    )
+    require_content(doc, parsed)
+    profile_by = "rules"
+    if llm is not None:
+        doc, profile_by = with_llm_profile(doc, llm, profile_cache)
+    return NormalizedDocument(doc, profile_by, dict(Counter(e.type for e in doc.elements)))
+
+
+def require_content(doc: StandardizedDocument, parsed: ParsedDocument) -> None:
+    """Raise DocumentError, saying why the parse read no text, when `doc` has no text but its
+    running headers and footers: a document with nothing to search must not land as done."""
+    if not any(e.text.strip() for e in doc.elements if e.type not in FURNITURE_TYPES):
+        raise DocumentError(f"{doc.source_path}: {no_text_reason(parsed)}")
 
 
 def to_ir(

@@ -5,9 +5,9 @@ from collections import Counter
 from pathlib import Path
 
 import pyarrow as pa
-from dagster import AssetCheckSeverity, AssetExecutionContext, Failure, MetadataValue, asset
+from dagster import AssetCheckSeverity, AssetExecutionContext, Failure, MetadataValue
 
-from rag_assets.chunking import check_chunks, chunk_document
+from rag_assets.chunking import check_chunks, chunk_document, require_chunks
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.contracts.ir import StandardizedDocument
 from rag_assets.contracts.tabular import from_arrow, to_arrow, to_records
@@ -15,13 +15,13 @@ from rag_assets.defs.batch import CheckFound, DocumentStep, StepLog, per_documen
 from rag_assets.defs.checks import CHUNK_CHECKS, COVERAGE_CHECKS, specs
 from rag_assets.defs.data_versions import arrow_version
 from rag_assets.defs.metadata import chunk_preview, degraded_metadata, inert_markdown, seconds
-from rag_assets.defs.partitions import document_batches, documents_partitions
+from rag_assets.defs.partitions import document_asset
 from rag_assets.defs.resources import (
     CollectionsResource,
     EmbeddingResource,
     LLMResource,
 )
-from rag_assets.errors import ConfigurationError
+from rag_assets.errors import ConfigurationError, DocumentError
 from rag_assets.sources.raw import RawDocument
 from rag_assets.tables.cache import VisionCache
 from rag_assets.tables.models import TableMarkdown
@@ -33,9 +33,7 @@ from rag_assets.templates.registry import templates_version
 TABLES_VERSION = "2"  # vision path
 
 
-@asset(
-    partitions_def=documents_partitions,
-    backfill_policy=document_batches,
+@document_asset(
     io_manager_key="parquet_io_manager",
     group_name="chunks",
     code_version=TABLES_VERSION,
@@ -104,9 +102,7 @@ def _tables(
     )
 
 
-@asset(
-    partitions_def=documents_partitions,
-    backfill_policy=document_batches,
+@document_asset(
     io_manager_key="parquet_io_manager",
     group_name="chunks",
     code_version=templates_version(),
@@ -165,12 +161,10 @@ def _chunk(
     doc, template, choice, chunks = chunked.doc, chunked.template, chunked.choice, chunked.rows
     reason = plan.picked or choice.reason
     log.info(f"{doc.source_path}: template {choice.template} ({reason})")
-    if not chunks:  # an "ok" document with nothing searchable would pass unnoticed
-        raise Failure(
-            description=f"{doc.source_path}: the {template.name} template made no chunks from "
-            f"{len(doc.elements)} elements",
-            allow_retries=False,
-        )
+    try:
+        require_chunks(chunked)
+    except DocumentError as error:
+        raise Failure(description=str(error), allow_retries=False) from error
     table = to_arrow(chunks, ChunkRow)
     records = to_records(table, ChunkRow)
     tokens = [c.token_count for c in chunks]

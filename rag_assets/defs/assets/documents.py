@@ -3,13 +3,12 @@
 import time
 from pathlib import Path
 
-from dagster import AssetExecutionContext, Failure, MetadataValue, asset
+from dagster import AssetExecutionContext, Failure, MetadataValue
 
-from rag_assets.contracts.ir import FURNITURE_TYPES
 from rag_assets.defs.batch import DocumentStep, StepLog, per_document
 from rag_assets.defs.data_versions import content_version
 from rag_assets.defs.metadata import degraded_metadata, inert_markdown, profile_metadata, seconds
-from rag_assets.defs.partitions import document_batches, documents_partitions
+from rag_assets.defs.partitions import document_asset
 from rag_assets.defs.resources import (
     CollectionsResource,
     InboxResource,
@@ -17,8 +16,8 @@ from rag_assets.defs.resources import (
     ParserResource,
 )
 from rag_assets.errors import ConfigurationError, DocumentError
-from rag_assets.normalize.adapt import to_ir, with_llm_profile
-from rag_assets.parsers.base import ParsedDocument, no_text_reason
+from rag_assets.normalize.adapt import normalize_document
+from rag_assets.parsers.base import ParsedDocument
 from rag_assets.parsers.worker_time import timing_parse_workers
 from rag_assets.profile.llm import ProfileCache
 from rag_assets.sources.inbox import InboxFile, inbox_by_key
@@ -48,9 +47,7 @@ def _document_failure(log: StepLog, error: Exception) -> Failure:
     )
 
 
-@asset(
-    partitions_def=documents_partitions,
-    backfill_policy=document_batches,
+@document_asset(
     io_manager_key="json_io_manager",
     group_name="documents",
     code_version=SOURCES_VERSION,
@@ -98,9 +95,7 @@ def _land(
     )
 
 
-@asset(
-    partitions_def=documents_partitions,
-    backfill_policy=document_batches,
+@document_asset(
     io_manager_key="json_io_manager",
     group_name="documents",
     code_version=PARSE_VERSION,
@@ -184,9 +179,7 @@ def _ocr_metadata(parsed: ParsedDocument) -> dict:
     return {"ocr_pages": len(ocr["ran_on"]), "ocr": MetadataValue.json(ocr)}
 
 
-@asset(
-    partitions_def=documents_partitions,
-    backfill_policy=document_batches,
+@document_asset(
     io_manager_key="json_io_manager",
     group_name="documents",
     code_version=NORMALIZE_VERSION,
@@ -219,33 +212,22 @@ def _normalize(
     parsed_documents: ParsedDocument,
 ) -> DocumentStep:
     started = time.perf_counter()
+    client = llm.client()
     try:
-        doc = to_ir(
+        normalized = normalize_document(
+            raw_documents,
             parsed_documents,
-            doc_id=raw_documents.doc_id,
-            source_sha256=raw_documents.sha256,
             limits=inbox.limits,
             skip=parser.repairs_off,
-            source_path=raw_documents.source_path,
+            llm=client,
+            profile_cache=ProfileCache(Path(llm.cache_dir) / "profiles"),
         )
     except DocumentError as error:
         shown = str(error).replace(raw_documents.stored_path, raw_documents.source_path)
         raise _document_failure(log, DocumentError(shown)) from error
-    profile_by = "rules"
-    if (client := llm.client()) is not None:
-        doc, profile_by = with_llm_profile(
-            doc, client, ProfileCache(Path(llm.cache_dir) / "profiles")
-        )
-        log.info(f"{raw_documents.source_path}: profile from {profile_by}")
-    counts: dict[str, int] = {}
-    for element in doc.elements:
-        counts[element.type] = counts.get(element.type, 0) + 1
-    # Running headers and footers alone are no content: such a document fails, saying why.
-    if not any(e.text.strip() for e in doc.elements if e.type not in FURNITURE_TYPES):
-        raise _document_failure(
-            log,
-            DocumentError(f"{raw_documents.source_path}: {no_text_reason(parsed_documents)}"),
-        )
+    doc, counts = normalized.doc, normalized.element_types
+    if client is not None:
+        log.info(f"{raw_documents.source_path}: profile from {normalized.profile_by}")
     degraded = doc.metadata.get("degraded", [])
     for note in degraded:
         log.warning(f"{raw_documents.source_path}: {note}")
@@ -257,7 +239,7 @@ def _normalize(
             "parser": doc.parser,
             "title": doc.title or "",
             **profile_metadata(doc.metadata.get("profile")),
-            "profile_by": profile_by,
+            "profile_by": normalized.profile_by,
             "page_count": doc.page_count or 0,
             "elements": len(doc.elements),
             "element_types": MetadataValue.json(counts),

@@ -3,7 +3,7 @@
 import time
 
 import pyarrow as pa
-from dagster import AssetExecutionContext, Failure, MetadataValue, asset
+from dagster import AssetExecutionContext, Failure, MetadataValue
 
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.contracts.tabular import from_arrow, to_arrow
@@ -18,7 +18,7 @@ from rag_assets.defs.batch import (
 )
 from rag_assets.defs.checks import EMBEDDING_CHECKS, INDEX_CHECKS, specs
 from rag_assets.defs.metadata import seconds
-from rag_assets.defs.partitions import document_batches, documents_partitions
+from rag_assets.defs.partitions import document_asset, documents_partitions
 from rag_assets.defs.resources import EmbeddingResource, MilvusResource
 from rag_assets.embedding.batch import embed_documents
 from rag_assets.embedding.models import Embedder
@@ -26,13 +26,7 @@ from rag_assets.embedding.reuse import Reuse, VectorStore
 from rag_assets.embedding.rows import EmbeddingRow, dense_matrix
 from rag_assets.index.rows import IndexReport, index_rows
 from rag_assets.quality.embeddings import check_embeddings
-from rag_assets.quality.index import (
-    check_collection_self_retrieval,
-    check_row_count,
-    check_self_retrieval,
-    collection_sample,
-)
-from rag_assets.quality.rollback import replace_checked_many
+from rag_assets.quality.indexing import DocumentRows, index_documents
 from rag_assets.redaction import redact_url
 from rag_assets.sources.keys import InvalidPartitionKey, check_partition_key
 
@@ -40,9 +34,7 @@ EMBEDDING_VERSION = "2"  # 2: context_text is embedded
 INDEX_VERSION = "2"  # 2: schema version 2 (context_text BM25, language, FLAT)
 
 
-@asset(
-    partitions_def=documents_partitions,
-    backfill_policy=document_batches,
+@document_asset(
     io_manager_key="parquet_io_manager",
     group_name="index",
     code_version=EMBEDDING_VERSION,
@@ -124,9 +116,7 @@ def reuse_metadata(
     }
 
 
-@asset(
-    partitions_def=documents_partitions,
-    backfill_policy=document_batches,
+@document_asset(
     io_manager_key="json_io_manager",
     group_name="index",
     code_version=INDEX_VERSION,
@@ -151,50 +141,23 @@ def vector_index(
         document_chunks=document_chunks,
         chunk_embeddings=chunk_embeddings,
     )
-    # One connection, one write, one flush and one collection-wide check for the batch; each
-    # document's rows are still checked, and put back on failure, on their own.
+    # One connection, one write, one flush and one collection-wide check for the batch.
     with milvus.open() as index:
-        collection = index.ensure_collection(embedder.name, embedder.dimension, embedder.has_sparse)
-        checked = replace_checked_many(
+        indexed = index_documents(
             index,
-            collection,
-            {key: rows for key, (_, rows) in prepared.items()},
-            lambda key: {
-                "index_rows_match_chunks": check_row_count(
-                    index.count_document(collection, key),
-                    len(prepared[key][0]),
-                    len(prepared[key][0]) - len(prepared[key][1]),
-                ),
-                "chunks_find_themselves": check_self_retrieval(
-                    index, collection, key, prepared[key][1]
-                ),
-            },
-            # After the writes, across the collection: the batch's documents and others spread
-            # over it (a bounded sample) must come back, none crowded out.
-            after=lambda: {
-                "collection_chunks_find_themselves": check_collection_self_retrieval(
-                    index,
-                    collection,
-                    collection_sample(
-                        prepared, context.instance.get_dynamic_partitions(documents_partitions.name)
-                    ),
-                )
-            },
+            prepared,
+            context.instance.get_dynamic_partitions(documents_partitions.name),
+            model=embedder.name,
+            dimension=embedder.dimension,
+            sparse=embedder.has_sparse,
         )
-    fail_documents(
-        list(prepared),
-        {
-            key: f"{_source(prepared[key][0], key)}: {found.reason()}"
-            for key, found in checked.items()
-            if found.restored
-        },
-    )
+    fail_documents(list(prepared), indexed.restored)
     elapsed = seconds((time.perf_counter() - started) / len(prepared))
     made = {
         key: DocumentStep(
             IndexReport(
                 doc_id=key,
-                collection=collection,
+                collection=indexed.collection,
                 uri=redact_url(milvus.uri),
                 model=embedder.name,
                 dimension=embedder.dimension,
@@ -203,7 +166,7 @@ def vector_index(
                 deleted_stale=found.replaced.deleted,
             ),
             metadata={
-                "collection": collection,
+                "collection": indexed.collection,
                 "milvus_uri": redact_url(milvus.uri),
                 "rows": found.replaced.row_count,
                 "deleted_stale": found.replaced.deleted,
@@ -211,20 +174,16 @@ def vector_index(
             },
             checks=[CheckFound(name, outcome) for name, outcome in found.checks.items()],
         )
-        for key, found in checked.items()
+        for key, found in indexed.checked.items()
     }
     yield from emit(context, made)
 
 
-def _rows(key: str, document_chunks: pa.Table, chunk_embeddings: pa.Table):
+def _rows(key: str, document_chunks: pa.Table, chunk_embeddings: pa.Table) -> DocumentRows:
     """A document's chunks and the index rows made of them and their vectors."""
     try:
         key = check_partition_key(key)
     except InvalidPartitionKey as error:
         raise Failure(description=str(error), allow_retries=False) from error
     chunks = from_arrow(document_chunks, ChunkRow)
-    return chunks, index_rows(chunks, from_arrow(chunk_embeddings, EmbeddingRow))
-
-
-def _source(chunks: list[ChunkRow], key: str) -> str:
-    return chunks[0].source_path if chunks else key
+    return DocumentRows(chunks, index_rows(chunks, from_arrow(chunk_embeddings, EmbeddingRow)))
