@@ -9,7 +9,11 @@ from dataclasses import dataclass
 from rag_assets.contracts.ir import FURNITURE_TYPES, StandardizedDocument
 from rag_assets.errors import ConfigurationError, DocumentError
 from rag_assets.llm import LLMClient
+from rag_assets.normalize.docling_adapter import docling_to_ir
+from rag_assets.normalize.plaintext_adapter import plaintext_to_ir
+from rag_assets.normalize.pymupdf_adapter import pymupdf_to_ir
 from rag_assets.normalize.repairs import repair_document
+from rag_assets.normalize.unstructured_adapter import unstructured_to_ir
 from rag_assets.optional import StepFailures
 from rag_assets.parsers.base import ParsedDocument, no_text_reason
 from rag_assets.profile.llm import ProfileCache, ask_profile
@@ -117,21 +121,17 @@ def with_llm_profile(
     return doc.model_copy(update={"metadata": metadata}), asked.by
 
 
+# Each parser's output has one adapter into the IR.
+_ADAPTERS = {
+    "docling": docling_to_ir,
+    "pymupdf": pymupdf_to_ir,
+    "unstructured": unstructured_to_ir,
+    "plaintext": plaintext_to_ir,
+}
+
+
 def _adapt(parsed: ParsedDocument, *, doc_id: str, source_sha256: str) -> StandardizedDocument:
-    if parsed.parser == "docling":
-        from rag_assets.normalize.docling_adapter import docling_to_ir
-
-        return docling_to_ir(parsed, doc_id=doc_id, source_sha256=source_sha256)
-    if parsed.parser == "pymupdf":
-        from rag_assets.normalize.pymupdf_adapter import pymupdf_to_ir
-
-        return pymupdf_to_ir(parsed, doc_id=doc_id, source_sha256=source_sha256)
-    if parsed.parser == "unstructured":
-        from rag_assets.normalize.unstructured_adapter import unstructured_to_ir
-
-        return unstructured_to_ir(parsed, doc_id=doc_id, source_sha256=source_sha256)
-    if parsed.parser == "plaintext":
-        from rag_assets.normalize.plaintext_adapter import plaintext_to_ir
-
-        return plaintext_to_ir(parsed, doc_id=doc_id, source_sha256=source_sha256)
-    raise ConfigurationError(f"no adapter for parser {parsed.parser!r}")
+    adapter = _ADAPTERS.get(parsed.parser)
+    if adapter is None:
+        raise ConfigurationError(f"no adapter for parser {parsed.parser!r}")
+    return adapter(parsed, doc_id=doc_id, source_sha256=source_sha256)

@@ -30,14 +30,12 @@ from dataclasses import asdict, dataclass, field
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 
-from rag_assets.contracts.ir import FURNITURE_TYPES
 from rag_assets.embedding.models import EmbeddingSpec
 from rag_assets.embedding.selection import select_model
 from rag_assets.errors import ConfigurationError, DocumentError
-from rag_assets.normalize.adapt import _adapt
+from rag_assets.normalize.adapt import _adapt, require_content
 from rag_assets.normalize.repairs import repair_document
 from rag_assets.optional import failure_reason
-from rag_assets.parsers.base import no_text_reason
 from rag_assets.parsers.routing import ParserRouter
 from rag_assets.sources.formats import detect_format
 from rag_assets.sources.inbox import sha256_file
@@ -214,9 +212,10 @@ class Pipeline:
         result.violations += [f"repairs: {p}" for p in repair_problems(before.elements, doc)]
         result.degraded += parsed.losses
         result.degraded += doc.metadata.get("degraded", [])
-        # As normalized_documents: running headers and footers alone are no content.
-        if not any(e.text.strip() for e in doc.elements if e.type not in FURNITURE_TYPES):
-            return failed(DocumentError(f"{relative}: {no_text_reason(parsed)}"))
+        try:  # as normalized_documents: running headers and footers alone are no content
+            require_content(doc, parsed)
+        except DocumentError as error:
+            return failed(error)
         crashes = []
         try:
             stage("rendering tables")
