@@ -7,7 +7,7 @@ import inspect
 import sys
 from pathlib import Path
 
-from rag_assets.llm.settings import LLMEndpoints, LLMSettings
+from rag_assets.llm.settings import LLMEndpoints, LLMSettings, VisionSettings
 from rag_assets.settings import GROUPS
 from rag_assets.settings.base import EnvSettings
 from rag_assets.settings.fusion import FusionSettings
@@ -24,7 +24,7 @@ SECTIONS: tuple[tuple[str, tuple[type[EnvSettings], ...]], ...] = (
     ("Index", (GROUPS[4],)),
     ("Search", (FusionSettings, GROUPS[5])),
     ("Schedules", (GROUPS[6],)),
-    ("LLM and vision tables (off by default)", (LLMSettings, LLMEndpoints)),
+    ("LLM and vision tables (off by default)", (LLMSettings, LLMEndpoints, VisionSettings)),
 )
 
 HEADER = """# Configuration

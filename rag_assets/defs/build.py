@@ -22,12 +22,14 @@ from rag_assets.defs.observed_sources import observed_sources
 from rag_assets.defs.resources import (
     ChunkingConfig,
     CollectionsResource,
+    EmbeddingConfig,
     EmbeddingResource,
     InboxResource,
     LLMConfig,
     LLMResource,
     MilvusResource,
     ParserResource,
+    ParsingConfig,
 )
 from rag_assets.defs.schedules import build_evaluation_schedule, build_refresh_schedule
 from rag_assets.defs.sensors import (
@@ -37,10 +39,10 @@ from rag_assets.defs.sensors import (
     recovery_sensor,
 )
 from rag_assets.errors import ConfigurationError
-from rag_assets.llm.settings import LLMSettings
+from rag_assets.llm.settings import LLMSettings, VisionSettings
 from rag_assets.removal import DataFolder
 from rag_assets.settings import Settings
-from rag_assets.settings.groups import ChunkingSettings
+from rag_assets.settings.groups import ChunkingSettings, EmbeddingSettings, ParsingSettings
 from rag_assets.sources.collections import load_collections
 from rag_assets.sources.template_picks import PICKS_FILE
 
@@ -116,9 +118,7 @@ def build_defs(settings: Settings) -> Definitions:
                 batch_pages=settings.batch_pages,
             ),
             "parser": ParserResource(
-                docling_artifacts_path=settings.docling_artifacts_path,
-                parse_workers=settings.parse_workers,
-                repairs_off=settings.repairs_off,
+                parsing=ParsingConfig(**settings.group(ParsingSettings).model_dump())
             ),
             "collections": CollectionsResource(
                 config_path=str(settings.collections_path),
@@ -129,10 +129,8 @@ def build_defs(settings: Settings) -> Definitions:
                 picks_path=str(settings.data_dir / PICKS_FILE),
             ),
             "embedding": EmbeddingResource(
-                model=settings.embedding_model,
-                runtime=settings.embedding_runtime,
+                embedding=EmbeddingConfig(**settings.group(EmbeddingSettings).model_dump()),
                 vector_store=str(settings.data_dir / "cache" / "vectors"),
-                embedded_text=settings.embedded_text,
             ),
             "llm": LLMResource(
                 endpoint=LLMConfig(
@@ -141,6 +139,7 @@ def build_defs(settings: Settings) -> Definitions:
                         "base_url": _secret(llm.base_url, "RAG_ASSETS_LLM_BASE_URL"),
                     }
                 ),
+                **VisionSettings.from_env().model_dump(),
                 cache_dir=str(settings.data_dir / "cache"),
             ),
             "evaluation": EvaluationResource(

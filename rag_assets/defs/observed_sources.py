@@ -63,7 +63,7 @@ def _inbox_file(r, file: InboxFile) -> Reading:
 
 def _parser_settings(r, file: InboxFile) -> Reading:
     plan = r.collections.plan(file.relative_path)
-    return _settings({"parser": plan.parser, "docling": r.parser.docling_artifacts_path})
+    return _settings({"parser": plan.parser, "docling": r.parser.parsing.docling_artifacts_path})
 
 
 def _template_settings(r, file: InboxFile) -> Reading:

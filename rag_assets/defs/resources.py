@@ -7,21 +7,26 @@ import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from dagster import Config, ConfigurableResource, EnvVar
 from pydantic import Field, PrivateAttr, create_model
 
-from rag_assets.llm.settings import LLMSettings
+from rag_assets.embedding.models import Embedder, EmbeddingSpec, resolve_model, vectors_version
+from rag_assets.embedding.reuse import VectorStore
+from rag_assets.embedding.selection import effective_spec, select_embedder, select_model
+from rag_assets.index.store import MilvusIndex
+from rag_assets.llm.client import LLMClient
+from rag_assets.llm.settings import LLMSettings, VisionSettings
 from rag_assets.parsers.routing import ParserRouter
 from rag_assets.settings import Settings
 from rag_assets.settings.base import EnvSettings
 from rag_assets.settings.groups import (
     BATCH_DOCUMENTS,
     BATCH_PAGES,
-    DEFAULT_EMBEDDED_PART,
-    DEFAULT_RUNTIME,
     ChunkingSettings,
     EmbeddedPart,
+    EmbeddingSettings,
     IndexSettings,
     ParsingSettings,
 )
@@ -33,18 +38,22 @@ from rag_assets.sources.collections import (
     plan_document,
 )
 from rag_assets.sources.template_picks import load_picks
+from rag_assets.templates.tokens import TokenizerCounter
+
+
+def group_field(group: type[EnvSettings], name: str) -> Any:
+    """A config field with the default and description of the group's field `name`."""
+    field = group.model_fields[name]
+    if field.default_factory:
+        return Field(default_factory=field.default_factory, description=field.description)
+    return Field(field.default, description=field.description)
 
 
 def group_config(group: type[EnvSettings]) -> type[Config]:
     """A Dagster config class with the group's fields, defaults and descriptions (the group's
     own model validates the values when a resource builds it)."""
     fields = {
-        name: (
-            field.annotation,
-            Field(default_factory=field.default_factory, description=field.description)
-            if field.default_factory
-            else Field(field.default, description=field.description),
-        )
+        name: (field.annotation, group_field(group, name))
         for name, field in group.model_fields.items()
     }
     name = group.__name__.removesuffix("Settings") + "Config"
@@ -52,8 +61,10 @@ def group_config(group: type[EnvSettings]) -> type[Config]:
 
 
 ChunkingConfig = group_config(ChunkingSettings)
+EmbeddingConfig = group_config(EmbeddingSettings)
 IndexConfig = group_config(IndexSettings)
 LLMConfig = group_config(LLMSettings)
+ParsingConfig = group_config(ParsingSettings)
 
 
 class InboxResource(ConfigurableResource):
@@ -62,7 +73,7 @@ class InboxResource(ConfigurableResource):
 
     inbox_dir: str
     raw_dir: str
-    follow_symlinks: bool = False  # symbolic links leading out of the inbox
+    follow_symlinks: bool = group_field(ParsingSettings, "inbox_follow_symlinks")
     max_file_mb: float  # larger files fail before they are copied or parsed
     # What one document may expand to or cost (RAG_ASSETS_MAX_*, settings/limits.py)
     max_pages: int = DocumentLimits.model_fields["max_pages"].default
@@ -95,14 +106,18 @@ class InboxResource(ConfigurableResource):
 
 
 class ParserResource(ConfigurableResource):
-    """Runs parsers; Docling reads PDF only with local layout models under `docling_artifacts_path`."""
+    """Runs parsers; Docling reads PDF only with local layout models under
+    `parsing.docling_artifacts_path`."""
 
-    docling_artifacts_path: str | None = None
-    parse_workers: int = 1  # processes for the page ranges of a long PDF; 1 = in the run's process
-    repairs_off: list[str] = []  # IR repairs normalized_documents leaves out
+    parsing: ParsingConfig = Field(default_factory=ParsingConfig)  # type: ignore[valid-type]
+
+    @property
+    def repairs_off(self) -> list[str]:
+        """The IR repairs normalized_documents leaves out."""
+        return self.parsing.repairs_off
 
     def router(self, parser: str) -> ParserRouter:
-        return _router(parser, self.docling_artifacts_path, self.parse_workers)
+        return _router(parser, self.parsing.docling_artifacts_path, self.parsing.parse_workers)
 
 
 @functools.cache
@@ -146,61 +161,52 @@ class CollectionsResource(ConfigurableResource):
 
 
 class EmbeddingResource(ConfigurableResource):
-    """A FlagEmbedding model: the bundled MiniLM by default, a local folder or cached name otherwise."""
+    """An embedding model: the bundled MiniLM by default, a local folder or cached name otherwise."""
 
-    model: str
-    kind: str = "auto"
-    batch_size: int = 8  # see EmbeddingSpec.batch_size
-    runtime: str = DEFAULT_RUNTIME  # onnx, onnx-int8 or flag (see rag_assets.embedding.models)
+    embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)  # type: ignore[valid-type]
+    kind: str = EmbeddingSpec.model_fields["kind"].default
+    batch_size: int = EmbeddingSpec.model_fields["batch_size"].default
     vector_store: str | None = None  # folder of vectors by text (embedding/reuse.py); None: off
-    embedded_text: str = DEFAULT_EMBEDDED_PART  # text or context (see embedding/rows.py)
 
-    def spec(self):
-        from rag_assets.embedding.models import EmbeddingSpec
+    @property
+    def model(self) -> str:
+        """The model as the settings name it."""
+        return self.embedding.embedding_model
 
+    def spec(self) -> EmbeddingSpec:
         return EmbeddingSpec(
-            model=self.model, kind=self.kind, batch_size=self.batch_size, runtime=self.runtime
+            model=self.model,
+            kind=self.kind,
+            batch_size=self.batch_size,
+            runtime=self.embedding.embedding_runtime,
         )
 
     def vectors_version(self) -> str | None:
         """The runtime's part of the vectors' version (None on FlagEmbedding); loads no model."""
-        from rag_assets.embedding.models import resolve_model, vectors_version
-        from rag_assets.embedding.selection import effective_spec
-
         chosen, _ = effective_spec(self.spec())
         return vectors_version(chosen, resolve_model(chosen))
 
-    def load(self):
+    def load(self) -> tuple[Embedder, str | None]:
         """(embedder, fallback reason or None): the bundled model stands in for a missing one."""
-        from rag_assets.embedding.selection import select_embedder
-
         return select_embedder(self.spec())
 
-    def embedded_part(self):
-        """What of a chunk is embedded, checked against the settings' choices."""
-        from pydantic import TypeAdapter
+    def embedded_part(self) -> EmbeddedPart:
+        """What of a chunk is embedded."""
+        return self.embedding.embedded_text
 
-        return TypeAdapter(EmbeddedPart).validate_python(self.embedded_text)
-
-    def store(self, embedder):
+    def store(self, embedder: Embedder) -> VectorStore | None:
         """The stored vectors of `embedder`'s model, or None when none are kept."""
-        from rag_assets.embedding.reuse import VectorStore
-
         if self.vector_store is None:
             return None
         return VectorStore(Path(self.vector_store), embedder.vectors_identity)
 
-    def token_counter(self):
-        from rag_assets.embedding.selection import select_model
-
+    def token_counter(self) -> TokenizerCounter:
         resolved, _ = select_model(self.spec())
         return _token_counter(str(resolved.path))
 
 
 @functools.cache
-def _token_counter(model_dir: str):
-    from rag_assets.templates.tokens import TokenizerCounter
-
+def _token_counter(model_dir: str) -> TokenizerCounter:
     return TokenizerCounter.from_model_dir(Path(model_dir))
 
 
@@ -209,8 +215,9 @@ class LLMResource(ConfigurableResource):
     so it is in no config, metadata or log. Off (structure path only) without `base_url`."""
 
     endpoint: LLMConfig = Field(default_factory=LLMConfig)  # type: ignore[valid-type]
-    vision_dpi: int = 144
-    include_picture_tables: bool = False
+    # Keys of the resource's own config, where run configs set them; defaults from the group.
+    vision_dpi: int = group_field(VisionSettings, "vision_dpi")
+    include_picture_tables: bool = group_field(VisionSettings, "include_picture_tables")
     cache_dir: str
     _client: object = PrivateAttr(default=None)
 
@@ -220,8 +227,6 @@ class LLMResource(ConfigurableResource):
     def client(self):
         """One client per run (the resource lives for a run): the budget counts per run."""
         if self._client is None and self.settings().enabled:
-            from rag_assets.llm.client import LLMClient
-
             self._client = LLMClient(self.settings())
         return self._client
 
@@ -255,8 +260,6 @@ class MilvusResource(ConfigurableResource):
     def open(self, collection_prefix: str | None = None) -> Iterator:
         """The index; `collection_prefix` keeps its collections apart from the product's (the
         evaluation's `eval_<template>`)."""
-        from rag_assets.index.store import MilvusIndex
-
         index = MilvusIndex(
             self.uri,
             token=self.token,

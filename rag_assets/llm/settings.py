@@ -119,6 +119,22 @@ class LLMEndpoints(EnvSettings):
     )
 
 
+class VisionSettings(EnvSettings):
+    """How a PDF's tables are shown to the vision model, when one is set."""
+
+    vision_dpi: int = Field(
+        144, description="resolution, in dots per inch, a table's page region is rendered at"
+    )
+    include_picture_tables: bool = Field(
+        False,
+        validation_alias="RAG_ASSETS_VISION_PICTURE_TABLES",
+        description=(
+            "also send the model pictures whose caption or text says table (tables printed as "
+            "images)"
+        ),
+    )
+
+
 def allowed_base_urls() -> set[str]:
     """The endpoints the operator allows a collections file to choose, with the key."""
     listed = LLMEndpoints.from_env().allowed_base_urls or ""

@@ -7,7 +7,7 @@ from pydantic import ValidationError
 
 from rag_assets.contracts.chunk import ChunkRow
 from rag_assets.defs.observed_sources import SHARED
-from rag_assets.defs.resources import EmbeddingResource
+from rag_assets.defs.resources import EmbeddingConfig, EmbeddingResource
 from rag_assets.embedding.rows import embed_rows
 from rag_assets.settings import Settings
 from rag_assets_tests.embedding.test_vector_reuse import CountingEmbedder
@@ -44,7 +44,7 @@ def test_the_context_is_embedded_on_request():
 
 def test_the_choice_is_part_of_the_embedding_settings_version():
     def version(part: str) -> str:
-        resource = EmbeddingResource(model="bundled:all-MiniLM-L6-v2", embedded_text=part)
+        resource = EmbeddingResource(embedding=EmbeddingConfig(embedded_text=part))
         return SHARED["embedding_settings"](SimpleNamespace(embedding=resource)).version
 
     assert version("text") != version("context")
@@ -55,4 +55,4 @@ def test_an_unknown_choice_is_refused(monkeypatch):
     with pytest.raises(ValidationError):
         Settings.from_env()
     with pytest.raises(ValidationError):
-        EmbeddingResource(model="m", embedded_text="title").embedded_part()
+        EmbeddingConfig(embedded_text="title")

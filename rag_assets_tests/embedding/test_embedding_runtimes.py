@@ -23,7 +23,7 @@ import pytest
 from rag_assets.cores import available_cores
 from rag_assets.defs.data_versions import digest
 from rag_assets.defs.observed_sources import SHARED
-from rag_assets.defs.resources import EmbeddingResource
+from rag_assets.defs.resources import EmbeddingConfig, EmbeddingResource
 from rag_assets.embedding.models import (
     Embedder,
     EmbeddingSpec,
@@ -174,7 +174,7 @@ def test_batches_run_side_by_side_one_thread_each_without_spinning(monkeypatch):
 
 def test_a_new_export_version_gets_its_own_entry_and_re_embeds(monkeypatch, tmp_path):
     model = resolve_model(EmbeddingSpec())
-    resource = EmbeddingResource(model="bundled:all-MiniLM-L6-v2", runtime="onnx")
+    resource = EmbeddingResource(embedding=EmbeddingConfig(embedding_runtime="onnx"))
     entry, vectors = (
         export_dir(model.name, folder_digest(model.path), tmp_path),
         resource.vectors_version(),
@@ -294,14 +294,14 @@ def test_an_unusable_runtime_falls_back_to_flagembedding_and_says_so(tmp_path, r
 
 
 def test_bge_m3_stays_on_flagembedding_without_a_warning():
-    resource = EmbeddingResource(model="bundled:all-MiniLM-L6-v2", kind="bge-m3", runtime="onnx")
+    resource = EmbeddingResource(embedding=EmbeddingConfig(embedding_runtime="onnx"), kind="bge-m3")
     assert resource.vectors_version() is None
 
 
 def test_the_runtime_is_part_of_the_embedding_settings_version():
     def version(runtime: str) -> str:
         resource = EmbeddingResource(
-            model="bundled:all-MiniLM-L6-v2", runtime=runtime, embedded_text="context"
+            embedding=EmbeddingConfig(embedding_runtime=runtime, embedded_text="context")
         )
         return SHARED["embedding_settings"](SimpleNamespace(embedding=resource)).version
 
@@ -310,7 +310,7 @@ def test_the_runtime_is_part_of_the_embedding_settings_version():
     # FlagEmbedding keeps the version its vectors had before runtimes existed: no re-embedding.
     assert version("flag") == digest({"model": "bundled:all-MiniLM-L6-v2", "kind": "auto"})
     assert (
-        EmbeddingResource(model="bundled:all-MiniLM-L6-v2", runtime="onnx").vectors_version()
+        EmbeddingResource(embedding=EmbeddingConfig(embedding_runtime="onnx")).vectors_version()
         == f"onnx/export-{EXPORT_VERSION}"
     )
 

@@ -103,7 +103,7 @@ def test_the_parameters_are_part_of_the_index_settings_version() -> None:
     def version(k1: float, b: float) -> str:
         resources = SimpleNamespace(
             milvus=MilvusResource(uri="milvus.db", index=IndexConfig(bm25_k1=k1, bm25_b=b)),
-            embedding=EmbeddingResource(model="bundled:all-MiniLM-L6-v2"),
+            embedding=EmbeddingResource(),
         )
         return SHARED["index_settings"](resources).version
 

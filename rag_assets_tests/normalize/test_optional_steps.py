@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from rag_assets.contracts.ir import DocumentElement
 from rag_assets.defs.observed_sources import SHARED
-from rag_assets.defs.resources import ParserResource
+from rag_assets.defs.resources import ParserResource, ParsingConfig
 from rag_assets.normalize import repairs
 from rag_assets.normalize.repairs import REPAIRS, repair_document
 from rag_assets.normalize.repairs.heading_levels import LEVEL_STATED
@@ -96,7 +96,7 @@ def test_repairs_off_are_read_from_the_environment_and_checked(
 def test_repairs_off_are_part_of_the_normalize_settings_version() -> None:
     def version(off: list[str]) -> str:
         return SHARED["normalize_settings"](
-            SimpleNamespace(parser=ParserResource(repairs_off=off))
+            SimpleNamespace(parser=ParserResource(parsing=ParsingConfig(repairs_off=off)))
         ).version
 
     assert version([]) != version(["tables_merged"]) != version(["heading_levels"])
