@@ -179,7 +179,9 @@ def test_a_new_export_version_gets_its_own_entry_and_re_embeds(monkeypatch, tmp_
         export_dir(model.name, folder_digest(model.path), tmp_path),
         resource.vectors_version(),
     )
-    monkeypatch.setattr("rag_assets.embedding.onnx_export.EXPORT_VERSION", "next")
+    # A bumped version, wherever the code reads it: the export's folder and the vectors' tag.
+    for module in ("onnx_export", "models"):
+        monkeypatch.setattr(f"rag_assets.embedding.{module}.EXPORT_VERSION", "next")
     assert export_dir(model.name, folder_digest(model.path), tmp_path) != entry
     assert resource.vectors_version() != vectors  # part of chunk_embeddings' data version
 
