@@ -119,11 +119,15 @@ class LLMEndpoints(EnvSettings):
     )
 
 
+# What a page region (a table for the vision model, a figure for a reader) is rendered at.
+RENDER_DPI = 144
+
+
 class VisionSettings(EnvSettings):
     """How a PDF's tables are shown to the vision model, when one is set."""
 
     vision_dpi: int = Field(
-        144, description="resolution, in dots per inch, a table's page region is rendered at"
+        RENDER_DPI, description="resolution, in dots per inch, a table's page region is rendered at"
     )
     include_picture_tables: bool = Field(
         False,

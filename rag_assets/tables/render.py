@@ -8,13 +8,14 @@ from pathlib import Path
 import pypdfium2 as pdfium
 
 from rag_assets.contracts.ir import BBox
+from rag_assets.llm.settings import RENDER_DPI
 
 
 def render_region(
     pdf_path: Path,
     page_number: int,
     bbox: BBox | None,
-    dpi: int = 144,
+    dpi: int = RENDER_DPI,
     margin_pt: float = 12,
 ) -> bytes:
     """Page `page_number` (1-based) cropped to `bbox` (PDF points, top-left origin) plus a margin.

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from rag_assets.contracts.ir import DocumentElement, StandardizedDocument
 from rag_assets.llm.client import BudgetExceeded, LLMClient, LLMUnavailable
+from rag_assets.llm.settings import RENDER_DPI, VisionSettings
 from rag_assets.optional import StepFailures
 from rag_assets.tables.cache import CachedAnswer, VisionCache, cache_key
 from rag_assets.tables.models import TableMarkdown
@@ -129,9 +130,9 @@ def vision_markdown(
     client: LLMClient | None,
     cache: VisionCache,
     *,
-    dpi: int = 144,
+    dpi: int = RENDER_DPI,
     margin_pt: float = 12,
-    include_picture_tables: bool = False,
+    include_picture_tables: bool = VisionSettings.model_fields["include_picture_tables"].default,
 ) -> VisionOutcome:
     """The final table rows of `doc`: vision where its answer holds up, structure elsewhere.
 
