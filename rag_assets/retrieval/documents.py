@@ -78,6 +78,9 @@ class DocumentInference(BaseModel):
     doc_ids: list[str]
     words: list[str] = Field(default_factory=list)
     reason: str = ""
+    # Every document of the issuers the question names, whatever their period or kind; empty
+    # when it names no issuer.
+    issuer_doc_ids: list[str] = Field(default_factory=list)
 
 
 def infer_documents(question: str, cards: Sequence[DocumentCard]) -> DocumentInference | None:
@@ -117,6 +120,7 @@ def infer_documents(question: str, cards: Sequence[DocumentCard]) -> DocumentInf
         doc_ids=sorted(card.doc_id for card in pool),
         words=said,
         reason="; ".join(reasons),
+        issuer_doc_ids=sorted(card.doc_id for card in chosen),
     )
 
 

@@ -212,10 +212,21 @@ class _Fuser:
     scores: dict[str, dict[str, float]]
     types: dict[str, str | None]
     type_weights: dict[str, float]
+    # The weight of a hit outside these documents (None: every document weighs alike).
+    documents: dict[str, str]  # chunk id -> doc id
+    named_documents: frozenset[str] | None = None
+    outside_weight: float = 1.0
 
     def fuse(self, rankings: dict[str, list[str]]) -> list[tuple[str, float, dict[str, int]]]:
         fused = weighted_rrf(rankings, self.weights, self.rrf_k, self.fill, scores=self.scores)
-        return weigh_chunk_types(fused, self.types, self.type_weights)
+        fused = weigh_chunk_types(fused, self.types, self.type_weights)
+        if self.named_documents is None or self.outside_weight == 1:
+            return fused
+        kinds = {
+            chunk_id: "named" if doc_id in self.named_documents else "outside"
+            for chunk_id, doc_id in self.documents.items()
+        }
+        return weigh_chunk_types(fused, kinds, {"outside": self.outside_weight})
 
 
 def _hit(
@@ -277,7 +288,7 @@ class Retriever:
         scopes = self._scopes(query, filters or SearchFilters(), infer, packs)
         lists, weights = self._lists(query, top_k, packs, scopes, weights, fill)
         grouped = self.fusion.group_pages if group_pages is None else group_pages
-        found, groups = self._rank(query, lists, weights, fill, grouped)
+        found, groups = self._rank(query, lists, weights, fill, grouped, scopes.named)
         hits = self._hits(found, groups, top_k)
         # The reranker orders the hits (a page by its best hit's text).
         reranked, note = self._rerank(query, hits)
@@ -361,9 +372,11 @@ class Retriever:
         weights: dict[str, float],
         fill: tuple[str, ...],
         grouped: bool,
+        named: DocumentInference | None,
     ) -> tuple[dict[str, _Found], list[tuple[str, list[str]]]]:
         """The fused candidates' scores and ranks by id, and the order they are shown in: each
-        chunk alone, or with `grouped` each page's lead with the further hits on its page."""
+        chunk alone, or with `grouped` each page's lead with the further hits on its page. A
+        question naming issuers weighs their documents' hits above the others'."""
         rankings = {name: [h.chunk_id for h in hits] for name, hits in lists.items()}
         # The candidates' fields, from the retrievers' lists (the identifiers' list has none).
         fields = {h.chunk_id: h.fields for hits in lists.values() for h in hits if h.fields}
@@ -376,6 +389,11 @@ class Retriever:
             type_weights=(
                 {} if asks_for_definition(query) else {"glossary": self.fusion.glossary_weight}
             ),
+            documents={chunk_id: str(f.get("doc_id")) for chunk_id, f in fields.items()},
+            named_documents=(
+                frozenset(named.issuer_doc_ids) if named and named.issuer_doc_ids else None
+            ),
+            outside_weight=self.fusion.other_issuers_weight,
         )
         fused = fuser.fuse(rankings)
         found = {chunk_id: (s, ranks) for chunk_id, s, ranks in fused}

@@ -65,6 +65,19 @@ class FusionSettings(EnvSettings):
             "0 turns that inference off"
         ),
     )
+    # On FinanceBench's half-a, R@10 .588 at 1, .647 at 0.75 to 0; half-b (held apart): .857 at
+    # each; a hit of another issuer still shows when it beats twice the named issuer's.
+    other_issuers_weight: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description=(
+            "multiplies the fused score of a hit from another issuer's document when the "
+            "question names an issuer the collection's profiles know (`American Express`, "
+            "`AmEx`): a question about one company ranks that company's pages first, and "
+            "one naming two keeps both; 1 turns it off"
+        ),
+    )
     section_weight: float = Field(
         1.0,
         ge=0,

@@ -96,6 +96,32 @@ def test_a_question_naming_an_issuer_finds_that_issuers_page(retriever: Retrieve
     assert any(h.page_end == 2 for h in everything if h.doc_id == "harbour")
 
 
+def test_another_issuers_hits_weigh_less_when_the_question_names_an_issuer(
+    retriever: Retriever,
+) -> None:
+    issuers: dict[str, str] = {}
+
+    def scores(other_issuers_weight: float, question: str = QUESTION) -> dict[str, float]:
+        found = with_fusion(retriever, other_issuers_weight=other_issuers_weight)
+        # A hit a chunk: its score is the fused one (a page's is its rank among pages).
+        hits = found.search(question, top_k=10, group_pages=False).hits
+        issuers.update({h.chunk_id: h.doc_id for h in hits})
+        return {h.chunk_id: h.score for h in hits}
+
+    unweighed, halved, dropped = scores(1.0), scores(0.5), scores(0.0)
+    assert set(unweighed) == set(halved) == set(dropped)  # soft: every hit still shown
+    assert "summit" in {issuers[chunk_id] for chunk_id in unweighed}
+    for chunk_id, score in unweighed.items():
+        if issuers[chunk_id] == "summit":
+            assert score > 0 and halved[chunk_id] == pytest.approx(score / 2)
+            assert dropped[chunk_id] == 0
+        else:
+            assert halved[chunk_id] == dropped[chunk_id] == score
+    # Named by period alone, no issuer: every document weighs alike.
+    by_period = "Did gross margin improve in fiscal 2017 thanks to pricing?"
+    assert scores(0.0, by_period) == scores(1.0, by_period)
+
+
 def test_a_filter_the_caller_gives_bounds_the_inference(retriever: Retriever) -> None:
     alone = retriever.search(QUESTION, top_k=2, filters=SearchFilters(doc_ids=["summit"]))
     assert alone.documents is None and {h.doc_id for h in alone.hits} == {"summit"}
