@@ -317,7 +317,9 @@ class Retriever:
         if infer and self.fusion.section_weight > 0:
             asked = sections_asked(packs, query)
             # A pack that reads the question knows its domain's sections better than titles do.
-            if self.fusion.section_titles and not asked:
+            if (self.fusion.section_titles or (named and self.fusion.named_section_titles)) and (
+                not asked
+            ):
                 within = named.doc_ids if named else filters.doc_ids
                 titles = self._section_titles(self._cards_within(within)).named(query)
         scopes = _Scopes({"": filters}, {"": 1.0}, named, asked, titles)

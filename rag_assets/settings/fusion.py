@@ -98,6 +98,14 @@ class FusionSettings(EnvSettings):
             "the section they name (bench/README)"
         ),
     )
+    named_section_titles: bool = Field(
+        True,
+        description=(
+            "with section_titles off, a question naming documents (by issuer, period or kind) "
+            "still searches the sections of those documents whose titles it names: there the "
+            "title names a part of the document asked about, not a look-alike elsewhere"
+        ),
+    )
     vocabulary_terms: bool = Field(
         True,
         description=(

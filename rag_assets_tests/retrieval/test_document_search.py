@@ -300,26 +300,28 @@ def test_a_statement_the_collection_lacks_is_neither_searched_nor_said(
 TITLED_QUESTION = "Under the policy on leave for contractors, how many sick days may be taken?"
 
 
+HANDBOOK_PAGES = [
+    [
+        ("heading", "## Overview"),
+        (
+            "paragraph",
+            "Questions on how many days of leave contractors may take under the policy, "
+            "sick or not, go to the office manager, who answers them within days.",
+        ),
+    ],
+    [
+        ("heading", "## Contractor Leave Policy"),
+        ("table", "| Kind | Allowance |\n|---|---|\n| Annual | 20 |\n| Illness | 10 |"),
+    ],
+    [("heading", "## Travel Policy"), ("paragraph", "Trains are booked second class.")],
+]
+
+
 @pytest.fixture(scope="module")
 def handbook_retriever(settings: Settings) -> Iterator[Retriever]:
     """A handbook no vocabulary pack knows: its overview says most of the question's words,
     the section titled `Contractor Leave Policy` holds the answer."""
-    pages = [
-        [
-            ("heading", "## Overview"),
-            (
-                "paragraph",
-                "Questions on how many days of leave contractors may take under the policy, "
-                "sick or not, go to the office manager, who answers them within days.",
-            ),
-        ],
-        [
-            ("heading", "## Contractor Leave Policy"),
-            ("table", "| Kind | Allowance |\n|---|---|\n| Annual | 20 |\n| Illness | 10 |"),
-        ],
-        [("heading", "## Travel Policy"), ("paragraph", "Trains are booked second class.")],
-    ]
-    rows = _profiled_rows(pages, "handbook", {"min_tokens": 0})
+    rows = _profiled_rows(HANDBOOK_PAGES, "handbook", {"min_tokens": 0})
     assert not any(FINANCIAL_STATEMENT in r.metadata for r in rows)
     yield from _retriever_over(rows, settings, "handbooks")
 
@@ -336,6 +338,40 @@ def test_a_question_naming_a_sections_title_in_its_own_words_searches_that_secti
     assert {"dense@sections", "bm25@sections"} <= set(steered.hits[0].found_by)
     # One shared word (`policy`) names no section.
     assert titled.search("Which policy applies?", top_k=3).sections == []
+
+
+def _handbook(doc_id: str, issuer: str, symbol: str) -> list[ChunkRow]:
+    cover = [
+        ("heading", "## FORM 10-K"),
+        ("paragraph", "For the fiscal year ended December 31, 2022"),
+        ("paragraph", issuer),
+        ("paragraph", "(Exact name of registrant as specified in its charter)"),
+        ("table", f"| Class | Trading Symbol(s) |\n|---|---|\n| Common stock | {symbol} |"),
+    ]
+    return _profiled_rows([cover, *HANDBOOK_PAGES], doc_id, {"min_tokens": 0})
+
+
+@pytest.fixture(scope="module")
+def handbooks_retriever(settings: Settings) -> Iterator[Retriever]:
+    """Two issuers' handbooks alike: a question can name one of them."""
+    rows = [*_handbook("harbour", "Harbour Freight Lines, Inc.", "HFL"),
+            *_handbook("summit", "Summit Quarry Corp.", "SQC")]  # fmt: skip
+    yield from _retriever_over(rows, settings, "handbook_pairs")
+
+
+def test_a_question_naming_a_document_searches_the_sections_it_names_by_title(
+    handbooks_retriever: Retriever,
+) -> None:
+    named = f"At HFL, {TITLED_QUESTION[0].lower()}{TITLED_QUESTION[1:]}"
+    steered = handbooks_retriever.search(named, top_k=3)  # section_titles is off
+    assert steered.documents is not None and steered.documents.doc_ids == ["harbour"]
+    assert steered.sections == ["Contractor Leave Policy"]
+    assert (steered.hits[0].doc_id, steered.hits[0].page_start) == ("harbour", 3)
+    assert {"dense@sections", "bm25@sections"} <= set(steered.hits[0].found_by)
+    # Naming no document, the titles are not searched (the default's reason: docs/search.md).
+    assert handbooks_retriever.search(TITLED_QUESTION, top_k=3).sections == []
+    off = with_fusion(handbooks_retriever, named_section_titles=False)
+    assert off.search(named, top_k=3).sections == []
 
 
 def test_a_pack_reading_the_question_takes_the_place_of_learned_titles(
