@@ -41,7 +41,11 @@ from rag_assets.normalize.leaders import (
     without_leaders,
 )
 from rag_assets.normalize.stacked_rows import split_stacked_rows
-from rag_assets.normalize.table_headers import header_row_count, spread_spanning_labels
+from rag_assets.normalize.table_headers import (
+    header_row_count,
+    spread_spanning_labels,
+    with_cut_heads,
+)
 from rag_assets.normalize.table_markdown import table_to_markdown
 from rag_assets.normalize.wrapped_labels import join_wrapped_labels
 from rag_assets.parsers.base import ParsedDocument
@@ -313,6 +317,8 @@ def _table_content(boxes: list[_Box], index: int) -> tuple[ElementType, str, Tab
         return "toc", _toc_text(rows), None
     # A first row set with a leader is data: the table gets an empty header above it.
     headed = not has_leader(grid[0])
+    if headed:
+        grid = with_cut_heads(grid, native.get("spans") or [])
     header_rows = header_row_count(grid) if headed else 0
     grid = split_stacked_rows(grid, header_rows)
     if is_leader_table(grid):

@@ -12,7 +12,9 @@ spans the columns around it, as typesetters centre it over them. Other labels st
 they are, as they may be the first line of one column's own head, unless a rule drawn under
 the label says which columns it heads (`Fair value hierarchy` over Levels 1 to 3): each column
 whose centre the rule covers takes the head the parser read above the rule, also where the
-grid cut the head into pieces (`United | States`).
+grid cut the head into pieces (`United | States`). A head with no rule that the grid cut at
+column edges (`Yea | r ended December | 31,`, `202 | 1`) is whole again in each column it
+crosses, as the parser read it (its `spans`), before the heading rows are counted.
 """
 
 from __future__ import annotations
@@ -23,10 +25,11 @@ from typing import Any
 
 from rag_assets.text.normalize import sorted_characters
 
-# A cell's box and a rule as the parser writes them (JSON lists): [x0, y0, x1, y1] and
-# [x0, x1, y, head].
+# A cell's box, a rule and a head cut at column edges as the parser writes them (JSON
+# lists): [x0, y0, x1, y1], [x0, x1, y, head] and [row, first column, last column, head].
 Box = Sequence[float]
 Rule = Sequence[Any]
+Span = Sequence[Any]
 
 # An amount in a cell: `$ 1,234`, `(56)`, `12.5 %`, `0.85`; a year or a date is a label.
 _AMOUNT = re.compile(r"^(?:[$€£¥]\s*)?[(\-–−]?\s*[$€£¥]?\s*\d[\d,.]*\s*\)?\s*%?$")
@@ -115,6 +118,30 @@ def ruled_heads(
         ):
             found.extend((col, head if col in headed else "") for col in covered)
     return found
+
+
+def with_cut_heads(grid: list[list[str]], spans: Sequence[Span]) -> list[list[str]]:
+    """`grid` with each head the parser found cut at column edges (its spans, from a table's
+    first rows) whole in the columns it crosses that have anything under them, the others
+    emptied; before the heading rows are counted, as a `202 | 1` cut from `2021` is no
+    amount. The rows' labels aside (a span from the first column is a title across the
+    table, left as it is); a span the grid no longer matches (the cells changed since), or
+    whose words are half or more numbers other than years (`3,000 2015-09-21`: values of a
+    first row that is data, set close together), is left out."""
+    out = [list(row) for row in grid]
+    for r, first, last, text in (s for s in spans if len(s) == 4):
+        if not (r < len(grid) and 0 < first < last < len(grid[r])):
+            continue
+        covered = range(first, last + 1)
+        words = text.split()
+        numbers = sum(any(c.isdigit() for c in w) and not _YEAR.match(w) for w in words)
+        if 2 * numbers >= len(words) or sorted_characters(
+            grid[r][c] for c in covered
+        ) != sorted_characters([text]):
+            continue
+        for c in covered:
+            out[r][c] = text if _labelled_below(grid[r + 1 :], c) else ""
+    return out
 
 
 def _labelled_below(rows: list[list[str]], col: int) -> bool:

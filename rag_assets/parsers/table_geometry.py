@@ -1,5 +1,6 @@
 """What a table finder's grid leaves out, read from the table's page: the partial rules that
-say which columns a head spans, and the words the grid cut at a row's edge.
+say which columns a head spans, the heads the grid cut at a column's edge, and the words it cut
+at a row's edge.
 
 pymupdf4llm's table grid is rows of cell text and cell boxes. A typesetter rules under a head
 the columns it spans (`Fair value hierarchy` over Levels 1 to 3); the grid puts the head in one
@@ -7,7 +8,9 @@ cell, or in pieces over several. Each partial rule is kept with the words set ri
 so the IR can name every column under it (table_headers.py). The finder also places each
 character by its own glyph box, so a word set across two rows' edge loses its tall letters to
 the row above and its descenders to the row below (`Lanuae` over `gg`): such cells are read
-again a word at a time.
+again a word at a time. A head centred over several columns without a rule is cut the same
+way at the columns' edges (`Yea | r ended December | 31,`): a line of words the grid split
+over several cells is kept whole with the columns it crosses.
 """
 
 from __future__ import annotations
@@ -33,6 +36,13 @@ HEAD_LINE_GAP = 0.6
 HEAD_WORD_GAP = 1.0
 # A word is cut by a row's edge when at least this share of its height lies on each side.
 CUT_SHARE = 0.3
+# A line's first and last word lie in the columns they reach this far (pt) into.
+EDGE_OVERLAP = 1.0
+# Words of one head cut at column edges are a space apart (about a quarter of their height);
+# heads of neighbouring columns on one line further (`Top-1 Top-5`: 0.8 of it).
+SPAN_WORD_GAP = 0.5
+# Rows read for heads cut at a column's edge: a table's heads are in its first few rows.
+HEAD_ROWS_READ = 5
 
 # PyMuPDF's `get_text("words")` rows: x0, y0, x1, y1, text, block, line, word.
 Word = tuple[float, float, float, float, str, int, int, int]
@@ -62,6 +72,7 @@ def _read_page_tables(page: Any, tables: list[dict]) -> None:
         table["rules"] = table_rules(table["bbox"], segments, words)
         if table.get("cells") and table.get("extract"):
             reread_cut_words(table, words)
+            heads_cut_at_columns(table, words)
 
 
 def horizontal_segments(drawings: list[dict]) -> list[tuple[float, float, float]]:
@@ -125,6 +136,57 @@ def _sits_on(word: Word, edge: float) -> bool:
     """Whether `word` is set right above `edge` (a rule, or the top of the line under it)."""
     height = word[3] - word[1]
     return -0.5 * height <= edge - word[3] <= HEAD_LINE_GAP * height + 1
+
+
+def heads_cut_at_columns(table: dict, words: list[Word]) -> None:
+    """Lines of a row's words (words more than a space apart are separate lines) that the grid cut into
+    pieces at column edges, in a word (`Yea | r ended`) or between words (`Year | Ended
+    December 31,`): `table["spans"]` rows [row, first column, last column, the line's text],
+    kept when two or more of the row's cells over those columns hold pieces of it and the
+    cells hold its characters and no others, and no rule has it for its head."""
+    grid, boxes = table["extract"], table["cells"]
+    # A head ruled under is the rule's to place (table_headers.ruled_heads).
+    ruled = {rule[3] for rule in table.get("rules") or () if len(rule) > 3 and rule[3]}
+    spans = []
+    for r, row in enumerate(boxes[: min(HEAD_ROWS_READ, len(grid))]):
+        extent = _row_span(row)
+        if extent is None:
+            continue
+        inside = [w for w in words if extent[0] <= (w[1] + w[3]) / 2 < extent[1]]
+        for line in _lines_apart(inside, SPAN_WORD_GAP):
+            first = _column_at(row, line[0][0] + EDGE_OVERLAP)
+            last = _column_at(row, line[-1][2] - EDGE_OVERLAP)
+            if first is None or last is None or first >= last:
+                continue
+            cells = [grid[r][c] or "" for c in range(first, last + 1)]
+            text = " ".join(word[4] for word in line)
+            if text in ruled:
+                continue
+            if sum(1 for cell in cells if cell.strip()) > 1 and sorted_characters(
+                cells
+            ) == sorted_characters([text]):
+                spans.append([r, first, last, text])
+    if spans:
+        table["spans"] = spans
+
+
+def _lines_apart(words: list[Word], gap: float) -> list[list[Word]]:
+    """The words of each text line, left to right, split where words are further apart than
+    `gap` times their height."""
+    lines: dict[tuple[int, int], list[Word]] = {}
+    for word in words:
+        lines.setdefault((word[5], word[6]), []).append(word)
+    runs = []
+    for line in lines.values():
+        line.sort(key=lambda w: w[0])
+        run = [line[0]]
+        for before, word in itertools.pairwise(line):
+            if word[0] - before[2] > gap * max(word[3] - word[1], before[3] - before[1]):
+                runs.append(run)
+                run = []
+            run.append(word)
+        runs.append(run)
+    return runs
 
 
 def reread_cut_words(table: dict, words: list[Word]) -> None:

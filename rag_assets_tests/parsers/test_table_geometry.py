@@ -11,9 +11,15 @@ import pytest
 
 from rag_assets.contracts.ir import TableData
 from rag_assets.normalize.pymupdf_adapter import pymupdf_to_ir
-from rag_assets.normalize.table_headers import spread_spanning_labels
+from rag_assets.normalize.table_headers import (
+    header_row_count,
+    spread_spanning_labels,
+    with_cut_heads,
+)
+from rag_assets.parsers.base import ParsedDocument
 from rag_assets.parsers.pymupdf import PyMuPDFParser
 from rag_assets.parsers.table_geometry import (
+    heads_cut_at_columns,
     horizontal_segments,
     read_table_geometry,
     reread_cut_words,
@@ -34,9 +40,9 @@ FAIR_VALUE_ROWS = [
 ]
 
 
-def _build_statement(path: Path) -> None:
+def _build_statement(path: Path, head_rule: bool = True) -> None:
     """A fair value note as statements set it: `Fair value hierarchy` centred over Levels 1
-    to 3 with a rule under it, no grid, small type."""
+    to 3 (with a rule under it, or none), no grid, small type."""
     from reportlab.lib import colors
     from reportlab.lib.pagesizes import letter
     from reportlab.lib.styles import getSampleStyleSheet
@@ -49,7 +55,7 @@ def _build_statement(path: Path) -> None:
                 ("SPAN", (1, 0), (3, 0)),
                 ("ALIGN", (1, 0), (-1, -1), "CENTER"),
                 ("FONTSIZE", (0, 0), (-1, -1), 8),
-                ("LINEBELOW", (1, 0), (3, 0), 0.6, colors.black),
+                *([("LINEBELOW", (1, 0), (3, 0), 0.6, colors.black)] if head_rule else []),
                 ("LINEBELOW", (0, 1), (-1, 1), 0.6, colors.black),
                 ("LINEBELOW", (0, -1), (-1, -1), 0.6, colors.black),
             ]
@@ -69,6 +75,16 @@ def _build_statement(path: Path) -> None:
     SimpleDocTemplate(str(path), pagesize=letter).build(story)
 
 
+def _native_tables(parsed: ParsedDocument) -> list[dict]:
+    """The table finder's tables as the parser keeps them (grid, boxes, rules, spans)."""
+    return [
+        box["table"]
+        for page in parsed.native["layout"]["pages"]
+        for box in page["boxes"]
+        if box.get("table")
+    ]
+
+
 def _columns(table: TableData) -> list[str]:
     """Each column's heads, outermost first, as the markdown joins them."""
     grid = table.grid()
@@ -80,12 +96,7 @@ def test_a_ruled_head_names_every_column_under_it_though_the_finder_cut_it(tmp_p
     path = tmp_path / "fair-value.pdf"
     _build_statement(path)
     parsed = PyMuPDFParser().parse(path)
-    (table,) = [
-        box["table"]
-        for page in parsed.native["layout"]["pages"]
-        for box in page["boxes"]
-        if box.get("table")
-    ]
+    (table,) = _native_tables(parsed)
     # The parser keeps the rule with the head set above it.
     assert any(rule[3] == "Fair value hierarchy" for rule in table["rules"])
     doc = pymupdf_to_ir(parsed, doc_id="t", source_sha256="0" * 64)
@@ -105,6 +116,70 @@ def test_a_ruled_head_names_every_column_under_it_though_the_finder_cut_it(tmp_p
     rows = [row.text for row in table_rows(parsed_table, [])]
     borrowed = next(text for text in rows if "Securities borrowed" in text)
     assert "Fair value hierarchy / Level 2: 66,277" in borrowed
+
+
+def test_a_head_with_no_rule_the_finder_cut_at_column_edges_names_the_columns_it_crosses(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "fair-value-unruled.pdf"
+    _build_statement(path, head_rule=False)
+    parsed = PyMuPDFParser().parse(path)
+    (table,) = _native_tables(parsed)
+    assert not any(rule[3] for rule in table["rules"])
+    # The finder's grid cut the head in three; the parser keeps the line whole.
+    assert table["extract"][0][1:4] == ["F", "air value hierarch", "y"]
+    assert table["spans"] == [[0, 1, 3, "Fair value hierarchy"]]
+    doc = pymupdf_to_ir(parsed, doc_id="t", source_sha256="0" * 64)
+    assert _columns(tables_of(doc)[0])[1:4] == [
+        f"Fair value hierarchy / Level {n}" for n in (1, 2, 3)
+    ]
+
+
+def test_only_a_line_the_grid_split_over_cells_is_a_cut_head() -> None:
+    row = [[x, 0, x + 50, 10] for x in (0, 50, 100, 150)]
+    table = {
+        "extract": [["", "Year", "Ended June 30,", "Notes"], ["", "2024", "2023", "1"]],
+        "cells": [row, [[x, 10, x + 50, 20] for x in (0, 50, 100, 150)]],
+    }
+    words = [
+        (60.0, 2.0, 80.0, 8.0, "Year", 0, 0, 0),  # one line over two cells, cut between words
+        (83.0, 2.0, 105.0, 8.0, "Ended", 0, 0, 1),
+        (108.0, 2.0, 122.0, 8.0, "June", 0, 0, 2),
+        (124.0, 2.0, 140.0, 8.0, "30,", 0, 0, 3),
+        (160.0, 2.0, 180.0, 8.0, "Notes", 0, 0, 4),  # the same line, set apart: its own head
+        (60.0, 12.0, 80.0, 18.0, "2024", 1, 0, 0),
+        (110.0, 12.0, 130.0, 18.0, "2023", 1, 0, 1),
+    ]
+    heads_cut_at_columns(table, words)
+    assert table["spans"] == [[0, 1, 2, "Year Ended June 30,"]]
+    # Cells holding other characters than the line (another text layer) are left as read.
+    table = {"extract": [["", "Year", "Ended June 30, 2024", "Notes"]], "cells": [row]}
+    heads_cut_at_columns(table, words)
+    assert "spans" not in table
+
+
+def test_a_cut_head_is_whole_before_the_heading_rows_are_counted() -> None:
+    grid = [
+        ["", "", "Year ended D", "ecember 31,", ""],
+        ["", "2022", "", "202", "1"],
+        ["", "Percent", "Per share", "Percent", "Per share"],
+        ["Sales", "20.8 %", "$ 10.12", "22.3 %", "$ 9.36"],
+    ]
+    spans = [[0, 2, 3, "Year ended December 31,"], [1, 3, 4, "2021"]]
+    whole = with_cut_heads(grid, spans)
+    assert whole[0][2:4] == ["Year ended December 31,"] * 2 and whole[1][3:] == ["2021"] * 2
+    # `1` cut from the year read as an amount: the table's heads ended at the first row.
+    assert header_row_count(grid) == 1 and header_row_count(whole) == 3
+    spread = spread_spanning_labels(whole, 3)
+    assert spread[0] == ["", *["Year ended December 31,"] * 4]
+    assert spread[1] == ["", "2022", "2022", "2021", "2021"]
+    # A span the cells no longer hold, and values set close together, are left as they are.
+    changed = [row[:] for row in grid]
+    changed[0][2] = "Year ended Dec"
+    assert with_cut_heads(changed, spans)[0] == changed[0]
+    data_first = [["Ping An", "3,000", "2015-09-21", "2016-03-21"], ["Bank", "5,000", "x", "y"]]
+    values = [[0, 1, 3, "3,000 2015-09-21 2016-03-21"]]
+    assert with_cut_heads(data_first, values) == data_first
 
 
 def test_a_head_spreads_only_over_the_columns_its_rule_covers() -> None:
@@ -238,6 +313,25 @@ def test_a_papers_head_keeps_its_descenders(shared_fixtures: Path) -> None:
     )
     cells = {cell.text for e in doc.elements if e.table is not None for cell in e.table.cells}
     assert "Language" in cells and "Lanuae" not in cells and "gg" not in cells
+
+
+def test_a_filings_selected_data_heads_cut_at_column_edges_are_whole(
+    shared_filings: Path, tmp_path: Path
+) -> None:
+    """Netflix's 2017 10-K, page 19: five years under heads centred over them with no rule,
+    which the finder cut in a word (`Yea | r ended December | 31,`, `A | s of December 31,`)
+    and between words (`Year | Ended December 31,`)."""
+    doc = pages_ir(shared_filings / "NETFLIX_2017_10K.pdf", [18], tmp_path)
+    heads = [_columns(table) for table in tables_of(doc)]
+    years = ("2017", "2016", "2015", "2014", "2013")
+    assert [head[1] for head in heads] == [
+        "Year ended December 31, / 2017",
+        "Year Ended December 31, / 2017",
+        "As of December 31, / 2017",
+    ]
+    for head in heads:
+        assert [h.split(" / ")[1] for h in head[1:]] == list(years)
+        assert not any(piece in h for h in head for piece in ("Yea /", "thous /", "A /"))
 
 
 def test_a_page_whose_geometry_cannot_be_read_keeps_its_tables_as_found() -> None:

@@ -29,15 +29,16 @@ SOURCES_VERSION = "1"
 # Parsers: a web page's chrome (menus, banners, hidden parts) is dropped; admonitions are quoted;
 # a PDF's Info dictionary (title, author, subject, keywords) is kept; what a parse did not read
 # (losses) is told apart from how it read the file (notes); a PDF table keeps its partial rules
-# with the heads above them, and the words its finder cut at a row's edge are read whole.
-PARSE_VERSION = "7"
+# with the heads above them, and the words its finder cut at a row's edge are read whole;
+# 8: a head the finder cut at column edges is kept whole with the columns it crosses.
+PARSE_VERSION = "8"
 # IR: a table merged across pages, or a list, says where each page starts; soft hyphens joined;
 # a chapter number and its title stay two headings, running lines of text without layout stay;
 # headings whose level the source states are never rewritten; a failed repair is skipped.
 # 12: a cover's headings stand beside a first division (Item 1); 13: PDF tables' stacked rows,
 # values cut at column boundaries, heading rows, heads over several columns and labels wrapped
-# over two rows read back.
-NORMALIZE_VERSION = "13"
+# over two rows read back; 14: heads cut at column edges whole over their columns.
+NORMALIZE_VERSION = "14"
 
 
 def _document_failure(log: StepLog, error: Exception) -> Failure:
