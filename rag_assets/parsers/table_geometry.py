@@ -139,11 +139,11 @@ def _sits_on(word: Word, edge: float) -> bool:
 
 
 def heads_cut_at_columns(table: dict, words: list[Word]) -> None:
-    """Lines of a row's words (words more than a space apart are separate lines) that the grid cut into
-    pieces at column edges, in a word (`Yea | r ended`) or between words (`Year | Ended
-    December 31,`): `table["spans"]` rows [row, first column, last column, the line's text],
-    kept when two or more of the row's cells over those columns hold pieces of it and the
-    cells hold its characters and no others, and no rule has it for its head."""
+    """Lines of a row's words (words more than a space apart are separate lines) that the
+    grid cut into pieces at column edges, in a word (`Yea | r ended`) or between words
+    (`Year | Ended December 31,`): `table["spans"]` rows [row, first column, last column, the
+    line's text], kept when two or more of the row's cells over those columns hold pieces of
+    it and the cells hold its characters and no others, and no rule has it for its head."""
     grid, boxes = table["extract"], table["cells"]
     # A head ruled under is the rule's to place (table_headers.ruled_heads).
     ruled = {rule[3] for rule in table.get("rules") or () if len(rule) > 3 and rule[3]}
@@ -158,10 +158,10 @@ def heads_cut_at_columns(table: dict, words: list[Word]) -> None:
             last = _column_at(row, line[-1][2] - EDGE_OVERLAP)
             if first is None or last is None or first >= last:
                 continue
-            cells = [grid[r][c] or "" for c in range(first, last + 1)]
             text = " ".join(word[4] for word in line)
             if text in ruled:
                 continue
+            cells = [grid[r][c] or "" for c in range(first, last + 1)]
             if sum(1 for cell in cells if cell.strip()) > 1 and sorted_characters(
                 cells
             ) == sorted_characters([text]):

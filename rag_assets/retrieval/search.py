@@ -212,21 +212,15 @@ class _Fuser:
     scores: dict[str, dict[str, float]]
     types: dict[str, str | None]
     type_weights: dict[str, float]
-    # The weight of a hit outside these documents (None: every document weighs alike).
-    documents: dict[str, str]  # chunk id -> doc id
-    named_documents: frozenset[str] | None = None
-    outside_weight: float = 1.0
+    # Whether a hit's document is of an issuer the question names ("named") or not
+    # ("outside"), and those kinds' weights ({} when the question names no issuer).
+    issuers: dict[str, str]
+    issuer_weights: dict[str, float]
 
     def fuse(self, rankings: dict[str, list[str]]) -> list[tuple[str, float, dict[str, int]]]:
         fused = weighted_rrf(rankings, self.weights, self.rrf_k, self.fill, scores=self.scores)
         fused = weigh_chunk_types(fused, self.types, self.type_weights)
-        if self.named_documents is None or self.outside_weight == 1:
-            return fused
-        kinds = {
-            chunk_id: "named" if doc_id in self.named_documents else "outside"
-            for chunk_id, doc_id in self.documents.items()
-        }
-        return weigh_chunk_types(fused, kinds, {"outside": self.outside_weight})
+        return weigh_chunk_types(fused, self.issuers, self.issuer_weights)
 
 
 def _hit(
@@ -382,6 +376,7 @@ class Retriever:
         rankings = {name: [h.chunk_id for h in hits] for name, hits in lists.items()}
         # The candidates' fields, from the retrievers' lists (the identifiers' list has none).
         fields = {h.chunk_id: h.fields for hits in lists.values() for h in hits if h.fields}
+        issuer_docs = frozenset(named.issuer_doc_ids if named else ())
         fuser = _Fuser(
             weights,
             self.fusion.rrf_k,
@@ -391,11 +386,11 @@ class Retriever:
             type_weights=(
                 {} if asks_for_definition(query) else {"glossary": self.fusion.glossary_weight}
             ),
-            documents={chunk_id: str(f.get("doc_id")) for chunk_id, f in fields.items()},
-            named_documents=(
-                frozenset(named.issuer_doc_ids) if named and named.issuer_doc_ids else None
-            ),
-            outside_weight=self.fusion.other_issuers_weight,
+            issuers={
+                chunk_id: "named" if f.get("doc_id") in issuer_docs else "outside"
+                for chunk_id, f in fields.items()
+            },
+            issuer_weights={"outside": self.fusion.other_issuers_weight} if issuer_docs else {},
         )
         fused = fuser.fuse(rankings)
         found = {chunk_id: (s, ranks) for chunk_id, s, ranks in fused}
