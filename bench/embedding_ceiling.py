@@ -5,10 +5,11 @@
 The ceiling: windows of exactly 256 word pieces ([CLS], 254 word pieces of running text,
 [SEP]: nothing padded) cut from the PDFs' text (pypdfium2, from each one's third page; without
 any given, the filings of ../shared/financebench-dev/pdfs, else the generated corpus), run in
-full batches through the default runtime's graph (the bundled model on ONNX Runtime fp32, with
-the ingest's session options) for each intra-op thread count up to the cores this process may
-use, one batch at a time, and as the ingest runs it (one thread a batch, a batch a core side by
-side), for each batch size, `--seconds` each after a warm-up. The best word pieces/s is the
+full batches through the bundled model's graph on the runtime the ingest plans for this
+machine (the default: OpenVINO bf16 where the CPU computes bf16, else fp32), with the ingest's
+engine options, for each thread count up to the cores this process may use, one batch at a
+time, and as the ingest runs it (one thread a batch, a batch a core side by side), for each
+batch size, `--seconds` each after a warm-up. The best word pieces/s is the
 ceiling. Only the graph runs: tokenizing and pooling, which the ingest's encode seconds hold,
 are left out.
 
@@ -69,20 +70,20 @@ def text_ids(pdfs: list[Path], tokenizer, wanted: int) -> list[int]:
     return ids
 
 
-def timed_runs(session, feed: dict, seconds: float, side_by_side: int = 1) -> tuple[int, float]:
+def timed_runs(graph, feed: dict, seconds: float, side_by_side: int = 1) -> tuple[int, float]:
     """Runs of `feed`, `side_by_side` at a time, and the seconds they took, for at least
-    `seconds`, after an untimed one each (the session's first run, or this batch shape's
+    `seconds`, after an untimed one each (the graph's first run, or this batch shape's
     allocations)."""
 
     def caller(_: int) -> int:
         runs = 0
         while time.perf_counter() - started < seconds:
-            session.run(None, feed)
+            graph(feed)
             runs += 1
         return runs
 
     with ThreadPoolExecutor(side_by_side) as pool:
-        list(pool.map(lambda _: session.run(None, feed), range(side_by_side)))
+        list(pool.map(lambda _: graph(feed), range(side_by_side)))
         started = time.perf_counter()
         runs = sum(pool.map(caller, range(side_by_side)))
     return runs, time.perf_counter() - started
@@ -91,12 +92,11 @@ def timed_runs(session, feed: dict, seconds: float, side_by_side: int = 1) -> tu
 def measure(pdfs: list[Path], seconds: float) -> dict:
     """The grid of word pieces/s over thread counts and batch sizes, and the ingest's own
     thread count and batch size."""
-    import onnxruntime
     from tokenizers import Tokenizer
 
     from rag_assets.cores import available_cores
-    from rag_assets.embedding.models import EmbeddingSpec, resolve_model
-    from rag_assets.embedding.onnx_encoder import session_options
+    from rag_assets.embedding.models import EmbeddingSpec, planned_runtime, resolve_model
+    from rag_assets.embedding.onnx_encoder import open_graph
     from rag_assets.embedding.onnx_export import (
         FP32_FILE,
         TOKENIZER_FILE,
@@ -107,6 +107,9 @@ def measure(pdfs: list[Path], seconds: float) -> dict:
 
     spec = EmbeddingSpec()
     model = resolve_model(spec)
+    runtime, _ = planned_runtime(spec, model)
+    if runtime in ("flag", "onnx-int8"):
+        raise SystemExit(f"the ceiling is measured on an fp32 or bf16 export, not on {runtime!r}")
     folder = ensure_exported(model.path, model.name, spec.cache_dir or default_cache_dir())
     info = read_info(folder)
     tokenizer = Tokenizer.from_file(str(folder / TOKENIZER_FILE))
@@ -118,16 +121,12 @@ def measure(pdfs: list[Path], seconds: float) -> dict:
         text_ids(pdfs, tokenizer, count * (WIDTH - len(bookends))), bookends, count
     )
     cores = available_cores()
-    # Each intra-op thread count running one batch at a time, and the ingest's way: one thread
-    # a batch, as many batches side by side as there are cores.
+    # Each thread count running one batch at a time, and the ingest's way: one thread a batch,
+    # as many batches side by side as there are cores.
     shapes = [(threads, 1) for threads in range(1, cores + 1)] + ([(1, cores)] if cores > 1 else [])
     grid = []
     for threads, side_by_side in shapes:
-        options = session_options()
-        options.intra_op_num_threads = threads
-        session = onnxruntime.InferenceSession(
-            str(folder / FP32_FILE), options, providers=["CPUExecutionProvider"]
-        )
+        graph = open_graph(folder / FP32_FILE, runtime, side_by_side, threads)
         for batch in BATCHES:
             ids = np.asarray(windows[:batch], dtype=np.int64)
             columns = {
@@ -136,7 +135,7 @@ def measure(pdfs: list[Path], seconds: float) -> dict:
                 "token_type_ids": np.zeros_like(ids),  # one sequence: type 0 throughout
             }
             runs, elapsed = timed_runs(
-                session, {name: columns[name] for name in info.input_names}, seconds, side_by_side
+                graph, {name: columns[name] for name in info.input_names}, seconds, side_by_side
             )
             grid.append(
                 {
@@ -151,6 +150,7 @@ def measure(pdfs: list[Path], seconds: float) -> dict:
     return {
         "grid": grid,
         "ingest": {"threads": 1, "side_by_side": cores, "batch": spec.batch_size},
+        "runtime": runtime,
     }
 
 
@@ -180,8 +180,9 @@ def ceiling_report(ceiling: dict) -> str:
             marks.append("the ingest's settings")
         rows.append(cell | {"": ", ".join(marks)})
     return (
-        f"{table(rows)}\n\nceiling: {top['tokens_per_s']:,} word pieces/s "
-        f"(intra-op threads {top['threads']}, {top['side_by_side']} side by side, "
+        f"{table(rows)}\n\nceiling: {top['tokens_per_s']:,} word pieces/s on "
+        f"{ceiling['runtime']} (threads a batch {top['threads']}, "
+        f"{top['side_by_side']} side by side, "
         f"batch {top['batch']}, {WIDTH} word pieces a text)"
     )
 

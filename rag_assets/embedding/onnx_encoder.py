@@ -1,4 +1,5 @@
-"""Dense vectors from an exported model with ONNX Runtime, computed as FlagEmbedding's FlagModel does.
+"""Dense vectors from an exported model (on ONNX Runtime or OpenVINO, graph_runtimes.py),
+computed as FlagEmbedding's FlagModel does.
 
 FlagModel.encode_single_device tokenizes with truncation at max_length, sorts the texts by token
 count (longest first) so each batch pads little, pools the last hidden state (cls or
@@ -11,12 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import numpy as np
 from tokenizers import Tokenizer
 
 from rag_assets.cores import available_cores
+from rag_assets.embedding.graph_runtimes import OnnxRuntimeGraph, OpenVinoGraph
 from rag_assets.embedding.onnx_export import (
     FP32_FILE,
     INT8_FILE,
@@ -25,36 +27,27 @@ from rag_assets.embedding.onnx_export import (
     read_info,
 )
 from rag_assets.embedding.token_counts import record_tokens
-
-if TYPE_CHECKING:
-    import onnxruntime
-
-Precision = Literal["fp32", "int8"]
+from rag_assets.settings.groups import ExportRuntime
 
 
 class OnnxEncoder:
     def __init__(
         self,
         folder: Path,
-        precision: Precision,
+        runtime: ExportRuntime,
         pooling: Literal["cls", "mean"],
         batch_size: int,
         max_length: int,
     ) -> None:
-        # ONNX Runtime's native library loads with the first encoder, not with this module.
-        import onnxruntime
-
         self.info: ExportInfo = read_info(folder)
-        self.model_file = folder / (INT8_FILE if precision == "int8" else FP32_FILE)
-        self._session = onnxruntime.InferenceSession(
-            str(self.model_file), session_options(), providers=["CPUExecutionProvider"]
-        )
+        self.model_file = folder / (INT8_FILE if runtime == "onnx-int8" else FP32_FILE)
+        self._side_by_side = available_cores()
+        self._graph = open_graph(self.model_file, runtime, self._side_by_side)
         self._tokenizer = Tokenizer.from_file(str(folder / TOKENIZER_FILE))
         self._tokenizer.no_padding()  # padded per batch, after sorting by length
         self._tokenizer.enable_truncation(max_length)  # in tokens, [CLS] and [SEP] included
         self._pooling = pooling
         self._batch_size = batch_size
-        self._side_by_side = available_cores()
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """(len(texts), hidden) float32, rows L2-normalized, in the order of `texts`; each
@@ -66,13 +59,13 @@ class OnnxEncoder:
 
         def run(rows: np.ndarray) -> None:
             feed, mask = self._pad([encodings[i] for i in rows])
-            hidden = self._session.run(None, feed)[0]
+            hidden = self._graph(feed)
             out[rows] = _pool(hidden, mask, self._pooling)
             widths[rows] = mask.shape[1]
 
         batches = length_batches(lengths, self._batch_size)
         if self._side_by_side > 1 and len(batches) > 1:
-            # The session runs outside the GIL; each caller writes its own rows.
+            # The graph runs outside the GIL; each caller writes its own rows.
             with ThreadPoolExecutor(self._side_by_side, thread_name_prefix="embed") as pool:
                 list(pool.map(run, batches))
         else:
@@ -94,26 +87,15 @@ class OnnxEncoder:
         return {name: columns[name] for name in self.info.input_names}, mask
 
 
-def session_options() -> onnxruntime.SessionOptions:
-    """One intra-op thread, and no spinning between batches: the encoder runs as many batches
-    side by side as this process may use cores.
-
-    With one thread per batch no operator waits for a thread a parse worker took from it. On
-    idle cores it is also the faster way: 5,963 and 5,732 word pieces/s against 5,041 and 5,457
-    for two threads on one batch, in the same two runs of bench/embedding_ceiling.py.
-    """
-    # ONNX Runtime's native library loads with the first encoder, not with this module.
-    import onnxruntime
-
-    options = onnxruntime.SessionOptions()
-    options.log_severity_level = 3  # errors only: initializer notes are not ours to act on
-    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
-    options.intra_op_num_threads = 1
-    options.inter_op_num_threads = 1  # one graph, run operator by operator
-    # Spinning threads wait for work by burning a core: on busy cores (load ~10 on 2) 39 against
-    # 31 ms of CPU a chunk, same vectors; no difference on idle ones.
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return options
+def open_graph(
+    model_file: Path, runtime: ExportRuntime, side_by_side: int, threads: int = 1
+) -> OnnxRuntimeGraph | OpenVinoGraph:
+    """The exported graph on the runtime's engine, for `side_by_side` callers of `threads`
+    threads each."""
+    if runtime in ("openvino", "openvino-bf16"):
+        precision = "bf16" if runtime == "openvino-bf16" else "f32"
+        return OpenVinoGraph(model_file, precision, side_by_side, threads)
+    return OnnxRuntimeGraph(model_file, threads)
 
 
 def length_batches(lengths: Sequence[int], batch_size: int) -> list[np.ndarray]:

@@ -14,8 +14,10 @@ from rag_assets.settings.base import EnvSettings, shown
 from rag_assets.settings.repairs import REPAIR_NAMES
 
 DEFAULT_EMBEDDING_MODEL = "bundled:all-MiniLM-L6-v2"
-Runtime = Literal["onnx", "onnx-int8", "flag"]
-RUNTIMES: tuple[Runtime, ...] = ("onnx", "onnx-int8", "flag")
+# The runtimes that run the model's ONNX export, and FlagEmbedding (the reference).
+ExportRuntime = Literal["openvino-bf16", "openvino", "onnx", "onnx-int8"]
+Runtime = Literal["openvino-bf16", "openvino", "onnx", "onnx-int8", "flag"]
+RUNTIMES: tuple[Runtime, ...] = ("openvino-bf16", "openvino", "onnx", "onnx-int8", "flag")
 # The fastest runtime whose vectors agree with FlagEmbedding's within the stated tolerance
 # (cosine >= 0.999 for every text): int8 falls short of it (bench/README.md).
 DEFAULT_RUNTIME: Runtime = "onnx"
@@ -166,8 +168,10 @@ class EmbeddingSettings(EnvSettings):
     embedding_runtime: Runtime = Field(
         DEFAULT_RUNTIME,
         description=(
-            "`onnx` (ONNX Runtime, fp32), `onnx-int8` (int8 weights) or `flag` (FlagEmbedding, "
-            "the reference; always so for BGE-M3); see Embeddings"
+            "`openvino-bf16` (OpenVINO, bf16 where the CPU computes it natively, else fp32), "
+            "`openvino` (OpenVINO, fp32), `onnx` (ONNX Runtime, fp32), `onnx-int8` (int8 "
+            "weights) or `flag` (FlagEmbedding, the reference; always so for BGE-M3); see "
+            "Embeddings"
         ),
     )
     embedded_text: EmbeddedPart = Field(

@@ -24,10 +24,12 @@ from rag_assets.cores import available_cores
 from rag_assets.defs.data_versions import digest
 from rag_assets.defs.observed_sources import SHARED
 from rag_assets.defs.resources import EmbeddingConfig, EmbeddingResource
+from rag_assets.embedding.graph_runtimes import native_bf16
 from rag_assets.embedding.models import (
     Embedder,
     EmbeddingSpec,
     load_embedder,
+    planned_runtime,
     resolve_model,
 )
 from rag_assets.embedding.onnx_encoder import length_batches
@@ -44,10 +46,15 @@ from rag_assets.embedding.onnx_export import (
     lock_path,
     read_info,
 )
-from rag_assets.settings.groups import DEFAULT_RUNTIME
+from rag_assets.settings.groups import DEFAULT_RUNTIME, RUNTIMES
 
 # (minimum per text, minimum mean) cosine against FlagEmbedding
-TOLERANCE = {"onnx": (0.999, 0.9999), "onnx-int8": (0.95, 0.98)}
+TOLERANCE = {
+    "openvino-bf16": (0.999, 0.9999),
+    "openvino": (0.999, 0.9999),
+    "onnx": (0.999, 0.9999),
+    "onnx-int8": (0.95, 0.98),
+}
 INSTRUCTION = "Represent this sentence for searching relevant passages: "
 
 
@@ -84,8 +91,10 @@ def reference() -> Embedder:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("runtime", ["onnx", "onnx-int8"])
-def test_onnx_vectors_agree_with_flagembedding_within_the_tolerance(reference, runtime):
+@pytest.mark.parametrize("runtime", ["openvino-bf16", "openvino", "onnx", "onnx-int8"])
+def test_exported_vectors_agree_with_flagembedding_within_the_tolerance(reference, runtime):
+    if runtime == "openvino-bf16" and not native_bf16():
+        pytest.skip("this CPU computes no bf16: the runtime runs as `openvino`")
     embedder = load_embedder(EmbeddingSpec(runtime=runtime))
     assert embedder.runtime == runtime and embedder.runtime_fallback is None
     texts = fixture_texts()
@@ -144,25 +153,34 @@ def test_batches_by_length_cut_the_padding():
 
 
 @pytest.mark.slow
-def test_batches_run_side_by_side_one_thread_each_without_spinning(monkeypatch):
-    """As many batches at once as the cores this process may use, each on one intra-op thread:
-    the vectors are those of one batch after another."""
-    embedder = load_embedder(EmbeddingSpec(runtime="onnx", batch_size=4))
+@pytest.mark.parametrize("runtime", ["onnx", "openvino"])
+def test_batches_run_side_by_side_one_thread_each(monkeypatch, runtime):
+    """As many batches at once as the cores this process may use, each on one thread (ONNX
+    Runtime: one intra-op thread, no spinning; OpenVINO: a stream a core, not pinned): the
+    vectors are those of one batch after another."""
+    embedder = load_embedder(EmbeddingSpec(runtime=runtime, batch_size=4))
     encoder = embedder._onnx
-    options = encoder._session.get_session_options()
-    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
-    assert options.intra_op_num_threads == 1
+    graph = encoder._graph
     assert encoder._side_by_side == available_cores()
+    if runtime == "onnx":
+        options = graph.session.get_session_options()
+        assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+        assert options.intra_op_num_threads == 1
+    else:
+        properties = {
+            name: graph.compiled.get_property(name)
+            for name in ("NUM_STREAMS", "INFERENCE_NUM_THREADS", "ENABLE_CPU_PINNING")
+        }
+        assert properties == {
+            "NUM_STREAMS": available_cores(),
+            "INFERENCE_NUM_THREADS": available_cores(),
+            "ENABLE_CPU_PINNING": False,
+        }
 
     texts = [f"Valve {i} closes after {'the pressure test ' * (i % 7)}step {i}." for i in range(30)]
     callers: set[str] = set()
-    session = encoder._session
     monkeypatch.setattr(
-        encoder,
-        "_session",
-        SimpleNamespace(
-            run=lambda *a: callers.add(threading.current_thread().name) or session.run(*a)
-        ),
+        encoder, "_graph", lambda feed: callers.add(threading.current_thread().name) or graph(feed)
     )
     side_by_side = encoder.encode(texts)
     monkeypatch.setattr(encoder, "_side_by_side", 1)
@@ -170,6 +188,75 @@ def test_batches_run_side_by_side_one_thread_each_without_spinning(monkeypatch):
     assert np.array_equal(side_by_side, one_after_another)
     if available_cores() > 1:
         assert any(name.startswith("embed") for name in callers), callers
+
+
+def test_bf16_is_planned_only_where_the_cpu_computes_it(monkeypatch, tmp_path):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_vnni\n")
+    assert not native_bf16(cpuinfo)
+    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu avx512f avx512_bf16 avx512_vnni\n")
+    assert native_bf16(cpuinfo)
+    assert not native_bf16(tmp_path / "none")
+
+    spec = EmbeddingSpec(runtime="openvino-bf16")
+    monkeypatch.setattr("rag_assets.embedding.models.native_bf16", lambda: False)
+    runtime, why = planned_runtime(spec, resolve_model(spec))
+    assert runtime == "openvino"
+    assert why == (
+        "this CPU computes no bf16 (no avx512_bf16 or amx_bf16); fell back to OpenVINO fp32"
+    )
+    assert (
+        EmbeddingResource(
+            embedding=EmbeddingConfig(embedding_runtime="openvino-bf16")
+        ).vectors_version()
+        == f"openvino/export-{EXPORT_VERSION}"
+    )
+
+
+def test_each_missing_engine_hands_over_to_the_next_runtime(monkeypatch):
+    import importlib.util
+
+    present = importlib.util.find_spec
+    missing: set[str] = set()
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name in missing else present(name, *a)
+    )
+    monkeypatch.setattr("rag_assets.embedding.models.native_bf16", lambda: True)
+    spec = EmbeddingSpec(runtime="openvino-bf16")
+    assert planned_runtime(spec, resolve_model(spec)) == ("openvino-bf16", None)
+    missing.add("openvino")
+    assert planned_runtime(spec, resolve_model(spec)) == (
+        "onnx",
+        "runtime 'openvino-bf16' needs openvino, which is not installed; "
+        "fell back to ONNX Runtime fp32",
+    )
+    missing.add("onnxruntime")
+    runtime, why = planned_runtime(spec, resolve_model(spec))
+    assert runtime == "flag" and why.endswith(
+        "runtime 'onnx' needs onnxruntime, which is not installed; fell back to FlagEmbedding"
+    )
+
+
+@pytest.mark.slow
+def test_an_openvino_that_fails_hands_over_to_onnx_runtime_and_says_so(monkeypatch, caplog):
+    def refuse(*args, **kwargs):
+        raise RuntimeError("no CPU plugin")
+
+    monkeypatch.setattr("rag_assets.embedding.onnx_encoder.OpenVinoGraph", refuse)
+    with caplog.at_level(logging.WARNING, logger="rag_assets.embedding.models"):
+        spec = EmbeddingSpec(runtime="openvino")
+        embedder = Embedder(spec, resolve_model(spec))
+    assert embedder.runtime == "onnx"
+    assert embedder.runtime_fallback == (
+        "runtime 'openvino' failed: no CPU plugin; fell back to ONNX Runtime fp32"
+    )
+    assert embedder.runtime_fallback in caplog.text
+    texts = fixture_texts()[:4]
+    np.testing.assert_allclose(
+        embedder.encode_documents(texts).dense,
+        load_embedder(EmbeddingSpec(runtime="onnx")).encode_documents(texts).dense,
+        atol=1e-6,
+    )
 
 
 def test_a_new_export_version_gets_its_own_entry_and_re_embeds(monkeypatch, tmp_path):
@@ -300,7 +387,9 @@ def test_bge_m3_stays_on_flagembedding_without_a_warning():
     assert resource.vectors_version() is None
 
 
-def test_the_runtime_is_part_of_the_embedding_settings_version():
+def test_the_runtime_is_part_of_the_embedding_settings_version(monkeypatch):
+    monkeypatch.setattr("rag_assets.embedding.models.native_bf16", lambda: True)
+
     def version(runtime: str) -> str:
         resource = EmbeddingResource(
             embedding=EmbeddingConfig(embedding_runtime=runtime, embedded_text="context")
@@ -308,7 +397,7 @@ def test_the_runtime_is_part_of_the_embedding_settings_version():
         return SHARED["embedding_settings"](SimpleNamespace(embedding=resource)).version
 
     assert DEFAULT_RUNTIME == "onnx"
-    assert len({version("onnx"), version("onnx-int8"), version("flag")}) == 3
+    assert len({version(runtime) for runtime in RUNTIMES}) == len(RUNTIMES)
     # FlagEmbedding keeps the version its vectors had before runtimes existed: no re-embedding.
     assert version("flag") == digest({"model": "bundled:all-MiniLM-L6-v2", "kind": "auto"})
     assert (
