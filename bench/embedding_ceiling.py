@@ -96,7 +96,7 @@ def measure(pdfs: list[Path], seconds: float) -> dict:
 
     from rag_assets.cores import available_cores
     from rag_assets.embedding.models import EmbeddingSpec, planned_runtime, resolve_model
-    from rag_assets.embedding.onnx_encoder import open_graph
+    from rag_assets.embedding.onnx_encoder import open_graph, texts_a_batch
     from rag_assets.embedding.onnx_export import (
         FP32_FILE,
         TOKENIZER_FILE,
@@ -149,7 +149,11 @@ def measure(pdfs: list[Path], seconds: float) -> dict:
             )
     return {
         "grid": grid,
-        "ingest": {"threads": 1, "side_by_side": cores, "batch": spec.batch_size},
+        "ingest": {
+            "threads": 1,
+            "side_by_side": cores,
+            "batch": texts_a_batch(runtime, spec.batch_size),
+        },
         "runtime": runtime,
     }
 

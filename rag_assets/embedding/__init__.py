@@ -1,1 +1,2 @@
-"""Embedding models through FlagEmbedding or ONNX Runtime, resolved from bundled, local or named models."""
+"""Embedding models through FlagEmbedding, OpenVINO or ONNX Runtime, resolved from bundled, local
+or named models."""

@@ -1,6 +1,6 @@
-"""Export the bundled model to ONNX (the default runtime's fp32 graph) ahead of its first use:
-`scripts/setup.sh` runs `python -m rag_assets.embedding.prepare`, so the first ingest does not
-pay for it. The opt-in int8 graph is made when `onnx-int8` is first used."""
+"""Export the bundled model to ONNX (the fp32 graph OpenVINO and ONNX Runtime run) ahead of its
+first use: `scripts/setup.sh` runs `python -m rag_assets.embedding.prepare`, so the first ingest
+does not pay for it. The opt-in int8 graph is made when `onnx-int8` is first used."""
 
 from __future__ import annotations
 
