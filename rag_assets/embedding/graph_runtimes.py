@@ -95,4 +95,4 @@ class OpenVinoGraph:
         request = getattr(self._requests, "request", None)
         if request is None:
             request = self._requests.request = self.compiled.create_infer_request()
-        return request.infer(feed)[0]  # a copy: the request's output buffer is reused
+        return request.infer(feed)[0]  # copied out of the request, which the next call reuses
