@@ -34,7 +34,7 @@ from rag_assets.embedding.onnx_export import (
     ensure_quantized,
 )
 from rag_assets.errors import ConfigurationError
-from rag_assets.settings.groups import DEFAULT_RUNTIME, Runtime
+from rag_assets.settings.groups import DEFAULT_RUNTIME, OPENVINO_RUNTIMES, Runtime
 
 BUNDLED_PREFIX = "bundled:"
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
@@ -211,7 +211,7 @@ def planned_runtime(spec: EmbeddingSpec, resolved: ResolvedModel) -> tuple[Runti
         reasons.append(
             _fell_back("this CPU computes no bf16 (no avx512_bf16 or amx_bf16)", runtime)
         )
-    if runtime.startswith("openvino") and importlib.util.find_spec("openvino") is None:
+    if runtime in OPENVINO_RUNTIMES and importlib.util.find_spec("openvino") is None:
         why = f"runtime {runtime!r} needs openvino, which is not installed"
         runtime = "onnx"
         reasons.append(_fell_back(why, runtime))
@@ -247,7 +247,7 @@ class Embedder:
                 self._onnx = self._load_onnx(self.runtime)
             except Exception as error:  # any export or engine failure: the next runtime runs
                 failed = f"runtime {self.runtime!r} failed: {error}"
-                self.runtime = "onnx" if self.runtime.startswith("openvino") else "flag"
+                self.runtime = "onnx" if self.runtime in OPENVINO_RUNTIMES else "flag"
                 self.runtime_fallback = "; ".join(
                     filter(None, [self.runtime_fallback, _fell_back(failed, self.runtime)])
                 )

@@ -27,7 +27,7 @@ from rag_assets.embedding.onnx_export import (
     read_info,
 )
 from rag_assets.embedding.token_counts import record_tokens
-from rag_assets.settings.groups import ExportRuntime
+from rag_assets.settings.groups import OPENVINO_RUNTIMES, ExportRuntime
 
 
 class OnnxEncoder:
@@ -94,7 +94,7 @@ def texts_a_batch(runtime: ExportRuntime, batch_size: int) -> int:
     one text a call makes a text's vector depend on the text alone: the same in any run, batch
     or store. Unpadded, it costs 2% of bf16's word pieces/s on texts of 5 to 180 words.
     """
-    return 1 if runtime in ("openvino", "openvino-bf16") else batch_size
+    return 1 if runtime in OPENVINO_RUNTIMES else batch_size
 
 
 def open_graph(
@@ -102,7 +102,7 @@ def open_graph(
 ) -> OnnxRuntimeGraph | OpenVinoGraph:
     """The exported graph on the runtime's engine, for `side_by_side` callers of `threads`
     threads each."""
-    if runtime in ("openvino", "openvino-bf16"):
+    if runtime in OPENVINO_RUNTIMES:
         precision = "bf16" if runtime == "openvino-bf16" else "f32"
         return OpenVinoGraph(model_file, precision, side_by_side, threads)
     return OnnxRuntimeGraph(model_file, threads)

@@ -18,6 +18,7 @@ DEFAULT_EMBEDDING_MODEL = "bundled:all-MiniLM-L6-v2"
 ExportRuntime = Literal["openvino-bf16", "openvino", "onnx", "onnx-int8"]
 Runtime = Literal["openvino-bf16", "openvino", "onnx", "onnx-int8", "flag"]
 RUNTIMES: tuple[Runtime, ...] = ("openvino-bf16", "openvino", "onnx", "onnx-int8", "flag")
+OPENVINO_RUNTIMES: tuple[Runtime, ...] = ("openvino-bf16", "openvino")
 # The fastest runtime whose vectors agree with FlagEmbedding's within the stated tolerance
 # (cosine >= 0.999 for every text): OpenVINO bf16, 2.3x ONNX Runtime fp32's word pieces/s on
 # two AVX-512 BF16 cores with MRR@10 equal on the sample and filings and higher on the
