@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from rag_assets.templates.tokens import ApproxTokenCounter
 from rag_assets_tests.conftest import REPO_ROOT
 
 BENCH_MODULES = (
@@ -349,3 +350,16 @@ def test_the_ceiling_is_the_best_cell_and_the_ingest_is_set_against_it(
     assert table[0] == "|  | ingest | naive |"
     assert "| word pieces/s while encoding | not counted | 2,000 |" in table
     assert "| padding (share of the positions run) | not counted | not counted |" in table
+
+
+def test_beside_parse_windows_hold_four_chunks_words_cut_at_the_ceilings_width(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    beside = load_bench_module(monkeypatch, "embedding_beside_parse")
+    counter = ApproxTokenCounter()
+    texts = [" ".join(f"c{n}w{i}" for i in range(100)) for n in range(6)]
+    windows = beside.ceiling_windows(texts, counter)
+    assert len(windows) == 2  # chunks 0-3, then 4-5
+    assert [counter.count(w) for w in windows] == [254, 200]
+    assert windows[0].startswith("c0w0 c0w1") and windows[0].endswith("c2w53")
+    assert windows[1] == f"{texts[4]} {texts[5]}"
