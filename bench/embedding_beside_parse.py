@@ -9,8 +9,8 @@ of the first `--documents` filings (../shared/financebench-dev/pdfs, else the ge
 as `auto` cuts them, encoded by the runtime the ingest plans (tokenizing, the graph and pooling,
 as `chunk_embeddings` times it), alone, then beside one process a core parsing a filing over
 and over as a worker does (its niceness, the layout model on one thread). The same texts in
-windows of exactly 256 word pieces, the ceiling's texts (bench/embedding_ceiling.py), are
-encoded alone too: what one text a call costs at the chunks' lengths.
+windows of 256 word pieces, the width of the ceiling's texts (bench/embedding_ceiling.py), are
+encoded alone too: whether the chunks, shorter than those, run slower a word piece.
 """
 
 from __future__ import annotations
