@@ -7,8 +7,9 @@ pages on the same cores, at a lower priority (`page_pool.WORKER_NICENESS`). Whet
 the embedding anything is measured here on the same texts, rounds interleaved: the chunk texts
 of the first `--documents` filings (../shared/financebench-dev/pdfs, else the generated corpus)
 as `auto` cuts them, encoded by the runtime the ingest plans (tokenizing, the graph and pooling,
-as `chunk_embeddings` times it), alone, then beside one process a core parsing a filing over
-and over as a worker does (its niceness, the layout model on one thread). The same texts in
+as `chunk_embeddings` times it), alone, then while the ingest's own parse workers (one a core,
+their niceness, the layout model on one thread) parse a filing over and over, handed its page
+ranges by a thread of this process as a run's read-ahead hands them. The same texts in
 windows of 256 word pieces, the width of the ceiling's texts (bench/embedding_ceiling.py), are
 encoded alone too: whether the chunks, shorter than those, run slower a word piece.
 """
@@ -16,11 +17,10 @@ encoded alone too: whether the chunks, shorter than those, run slower a word pie
 from __future__ import annotations
 
 import argparse
-import multiprocessing
-import os
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -33,25 +33,14 @@ from rag_assets.cores import available_cores  # noqa: E402
 from rag_assets.embedding.models import EmbeddingSpec  # noqa: E402
 from rag_assets.embedding.selection import select_embedder  # noqa: E402
 from rag_assets.parsers.page_pool import WORKER_NICENESS  # noqa: E402
+from rag_assets.parsers.routing import ParserRouter  # noqa: E402
+from rag_assets.parsing import parse_file  # noqa: E402
 from rag_assets.retrieval.evaluation.comparison import chunk_documents  # noqa: E402
 from rag_assets.settings import Settings  # noqa: E402
 from rag_assets.templates.tokens import TokenCounter, TokenizerCounter, token_windows  # noqa: E402
 
 WINDOW = 256  # word pieces: the ceiling's texts
-WARM_UP_SECONDS = 8.0  # the parsing processes load their model and reach their first pages
-
-
-def parse_over_and_over(pdf: Path, stop) -> None:
-    """What a parse worker does, until `stop` is set."""
-    from rag_assets.parsers.layout_model import install_layout_model
-    from rag_assets.parsers.routing import ParserRouter
-    from rag_assets.parsing import parse_file
-
-    os.nice(WORKER_NICENESS)
-    install_layout_model(threads=1)
-    router = ParserRouter()
-    while not stop.is_set():
-        parse_file(pdf, router)
+WARM_UP_SECONDS = 8.0  # the workers load their model and reach their first pages
 
 
 def ceiling_windows(texts: list[str], counter: TokenCounter) -> list[str]:
@@ -68,23 +57,22 @@ def word_pieces_per_second(embedder, texts: list[str], word_pieces: int) -> floa
 
 
 def beside_parsing(pdf: Path, measure) -> float:
-    """`measure()` while one process a core parses `pdf` as a worker does."""
-    context = multiprocessing.get_context("spawn")
-    stop = context.Event()
-    parsers = [
-        context.Process(target=parse_over_and_over, args=(pdf, stop))
-        for _ in range(available_cores())
-    ]
-    for process in parsers:
-        process.start()
+    """`measure()` while the parse workers parse `pdf` over and over."""
+    stop = threading.Event()
+
+    def parse() -> None:
+        router = ParserRouter()
+        while not stop.is_set():
+            parse_file(pdf, router)
+
+    parsing = threading.Thread(target=parse, name="parse-beside", daemon=True)
+    parsing.start()
     try:
         time.sleep(WARM_UP_SECONDS)
         return measure()
     finally:
         stop.set()
-        for process in parsers:
-            process.terminate()
-            process.join()
+        parsing.join()  # the parse under way ends first
 
 
 def main() -> None:
@@ -126,7 +114,7 @@ def main() -> None:
     print(
         f"{len(texts)} chunk texts of {pdfs[0].name} and {len(pdfs) - 1} more, "
         f"{pieces['chunks'] / len(texts):.0f} word pieces each on average; runtime "
-        f"{embedder.runtime}, {available_cores()} cores, parse processes at niceness "
+        f"{embedder.runtime}, {available_cores()} cores, parse workers at niceness "
         f"{WORKER_NICENESS}\n"
     )
     print(
