@@ -216,6 +216,12 @@ def main(argv: list[str]) -> int:
         '{"type": "stemmer", "language": "english"}]}\'); default: the configured one',
     )
     parser.add_argument(
+        "--english-analyzer",
+        nargs="+",
+        help="BM25 analyzers of the copy English questions search, compared on the same chunks "
+        "('none': no copy); default: the configured one",
+    )
+    parser.add_argument(
         "--bm25-k1", type=float, nargs="+", help="BM25 k1 values (default: the configured one)"
     )
     parser.add_argument(
@@ -251,6 +257,7 @@ def main(argv: list[str]) -> int:
 
     settings = Settings.from_env()
     analyzer = _analyzer(args.analyzer) if args.analyzer else settings.text_analyzer
+    englishes = args.english_analyzer or [settings.english_analyzer]
     bm25 = [
         (k1, b)
         for k1 in args.bm25_k1 or [settings.bm25_k1]
@@ -300,7 +307,9 @@ def main(argv: list[str]) -> int:
         counter = TokenizerCounter.from_model_dir(embedder.model_dir)
         reused = ReusedEmbeddings(embedder)
         parts = args.embedded or [settings.embedded_text]
-        for (k1, b), vocabularies, part in product(bm25, args.vocabularies, parts):
+        for (k1, b), vocabularies, part, english in product(
+            bm25, args.vocabularies, parts, englishes
+        ):
             chosen = {} if vocabularies == "auto" else {"vocabularies": vocabularies}
             with tempfile.TemporaryDirectory() as folder:
                 uri = str(Path(folder) / "milvus.db")
@@ -315,10 +324,11 @@ def main(argv: list[str]) -> int:
                     ),
                     reused,
                     counter,
-                    lambda prefix, uri=uri, k1=k1, b=b: MilvusIndex(
+                    lambda prefix, uri=uri, k1=k1, b=b, english=english: MilvusIndex(
                         uri,
                         collection_prefix=prefix,
                         text_analyzer=analyzer,
+                        english_analyzer=_analyzer(english),
                         bm25_k1=k1,
                         bm25_b=b,
                     ),
@@ -332,6 +342,8 @@ def main(argv: list[str]) -> int:
                 label += f" vocabularies={vocabularies}"
             if len(parts) > 1:
                 label += f" embedded={part}"
+            if len(englishes) > 1:
+                label += f" english={english}"
             print(f"\n## runtime {label}\n")
             print(comparison.markdown_table())
             print()
@@ -345,9 +357,10 @@ def main(argv: list[str]) -> int:
             flat = comparison.flat_metrics()
             mrr[label] = {k[: -len("/mrr@10")]: v for k, v in flat.items() if k.endswith("/mrr@10")}
     if len(mrr) > 1:
-        print_side_by_side("embedding runtime, BM25 k1, b and vocabularies", mrr)
+        print_side_by_side("embedding runtime, BM25 k1, b, English analyzer, vocabularies", mrr)
     print(
         f"\nmodel {settings.embedding_model}, analyzer {args.analyzer or settings.text_analyzer}, "
+        f"English questions' analyzer {', '.join(englishes)}, "
         f"BM25 k1, b {', '.join(f'{k1:g}/{b:g}' for k1, b in bm25)}, "
         f"{time.perf_counter() - started:.0f} s in all"
     )

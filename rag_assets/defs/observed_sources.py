@@ -110,8 +110,11 @@ def _index_settings(r) -> Reading:
     values = {"uri": r.milvus.uri, "analyzer": index.text_analyzer, "model": r.embedding.model}
     # The engine's own k1 and b keep the version indexes had before these were settings.
     reading = _settings(values | ({"bm25": list(bm25)} if bm25 != ENGINE_BM25 else {}))
-    # The URI may carry credentials: hashed into the version, shown redacted.
-    return Reading(reading.version, reading.values | {"uri": redact_url(r.milvus.uri)})
+    # The URI may carry credentials: hashed into the version, shown redacted. The English
+    # analyzer is shown but not versioned: a collection keeps the one it was made with, so
+    # re-indexing its documents would change nothing.
+    shown = {"uri": redact_url(r.milvus.uri), "english_analyzer": index.english_analyzer}
+    return Reading(reading.version, reading.values | shown)
 
 
 # How each observed asset is read: per document, or one for all documents.

@@ -26,6 +26,15 @@ field) is accepted but ignored by this engine, every row going through `standard
 same jieba analyzer keeps Lite and server results alike. Each row still records its detected
 `language`, for filters and for a server-side multi-language analyzer.
 
+English questions: a second analyzed copy, `context_text_en` (`jieba-english`: stop words and
+stems, so `liability` finds `liabilities`), feeds `sparse_bm25_en`, which a question detected
+as English searches instead of `sparse_bm25`. The analyzer is thus chosen by the question's
+language, not the row's: stemming alone lifted English questions on every evaluation set and
+cost Chinese ones (sample MRR@10 .875 to .801), since a Chinese question quoting English terms
+then lost their exact forms (docs/evaluation.md). The copy doubles the stored text, which is
+small beside the vectors. A collection made without it (before it existed, or with
+`english_analyzer` `none`) still serves, every question going through `sparse_bm25`.
+
 BM25's k1 and b are index parameters, fixed when a collection is made and recorded beside the
 analyzer (the engine ignores them as search parameters). The defaults are the engine's own, 1.2
 and 0.75: lower b or k1 lifted BM25 alone but moved the fused templates both ways, one question
@@ -59,6 +68,10 @@ TEXT_MAX_BYTES = 65535  # Milvus VARCHAR limit, counted in UTF-8 bytes
 # version is refused, never written to or searched as if it were current.
 SCHEMA_VERSION = "4"  # 4: pages not nullable, NO_PAGE instead; schema recorded in description
 SCHEMA_PROPERTY = "rag.schema_version"
+ENGLISH_PROPERTY = "rag.english_analyzer"
+# The copy of context_text that English questions' BM25 reads, and its sparse vectors.
+ENGLISH_TEXT_FIELD, ENGLISH_BM25_FIELD = "context_text_en", "sparse_bm25_en"
+NO_ENGLISH_ANALYZER = "none"
 # Milvus Lite's C++ engine (milvus-lite 2.5) refuses nullable fields and ignores default values
 # (an omitted INT64 reads back as garbage), so a chunk without pages stores this, always sent.
 NO_PAGE = -1
@@ -78,6 +91,7 @@ ANALYZERS: dict[str, dict[str, Any]] = {
     "standard": {"type": "standard"},
 }
 DEFAULT_ANALYZER = "jieba"
+DEFAULT_ENGLISH_ANALYZER = "jieba-english"
 # BM25's term-frequency saturation (k1) and length normalisation (b), index parameters of the
 # engine: they are fixed when the collection is made (search parameters are ignored), within
 # the ranges the engine accepts.
@@ -114,6 +128,13 @@ def analyzer_params(text_analyzer: str | dict) -> dict:
     return ANALYZERS[text_analyzer]
 
 
+def english_analyzer_params(english_analyzer: str | dict | None) -> dict | None:
+    """The English field's analyzer parameters; None for no English field."""
+    if english_analyzer in (None, NO_ENGLISH_ANALYZER):
+        return None
+    return analyzer_params(english_analyzer)
+
+
 def in_range(name: str, value: float, bounds: tuple[float, float]) -> float:
     """The value as a float, refused before Milvus would refuse the index of a new collection."""
     low, high = bounds
@@ -129,9 +150,12 @@ def schema_properties(
     text_analyzer: dict,
     bm25_k1: float,
     bm25_b: float,
+    english_analyzer: dict | None = None,
 ) -> dict[str, str]:
     """What a collection records about what it was made for, compared when it is reused."""
+    english = json.dumps(english_analyzer, sort_keys=True) if english_analyzer else None
     return {
+        ENGLISH_PROPERTY: english or NO_ENGLISH_ANALYZER,
         SCHEMA_PROPERTY: SCHEMA_VERSION,
         "rag.model_name": model_name,
         "rag.dim": str(dim),
@@ -143,9 +167,13 @@ def schema_properties(
 
 
 def check_made_for(name: str, uri: str, recorded: dict[str, str], wanted: dict[str, str]) -> None:
-    """Refuse a collection whose recorded properties are not `wanted`."""
-    # Collections made before k1 and b were recorded have the engine's own.
-    found = {**UNRECORDED_BM25, **recorded}
+    """Refuse a collection whose recorded properties are not `wanted`; one made without an
+    English field serves as it was made (module docstring)."""
+    # Collections made before k1 and b were recorded have the engine's own, and those made
+    # before the English field, none.
+    found = {**UNRECORDED_BM25, ENGLISH_PROPERTY: NO_ENGLISH_ANALYZER, **recorded}
+    if found[ENGLISH_PROPERTY] == NO_ENGLISH_ANALYZER:
+        wanted = {**wanted, ENGLISH_PROPERTY: NO_ENGLISH_ANALYZER}
     mismatch = {k: (found.get(k), v) for k, v in wanted.items() if found.get(k) != v}
     if mismatch:
         details = "; ".join(f"{k}: has {h!r}, wanted {w!r}" for k, (h, w) in mismatch.items())
@@ -184,10 +212,15 @@ def _recorded_schema(description: dict[str, Any]) -> dict[str, str]:
 
 
 def collection_schema(
-    client: Any, dim: int, has_sparse: bool, properties: dict[str, str], text_analyzer: dict
+    client: Any,
+    dim: int,
+    has_sparse: bool,
+    properties: dict[str, str],
+    text_analyzer: dict,
+    english_analyzer: dict | None = None,
 ) -> Any:
-    """The fields of a chunk row and the BM25 function that fills `sparse_bm25` from
-    `context_text`."""
+    """The fields of a chunk row and the BM25 functions that fill `sparse_bm25` from
+    `context_text` and, with `english_analyzer`, `sparse_bm25_en` from its English copy."""
     # pymilvus takes over a second to load: only when an index is opened.
     from pymilvus import DataType, Function, FunctionType
 
@@ -226,20 +259,40 @@ def collection_schema(
             output_field_names=["sparse_bm25"],
         )
     )
+    if english_analyzer:
+        schema.add_field(
+            ENGLISH_TEXT_FIELD,
+            DataType.VARCHAR,
+            max_length=TEXT_MAX_BYTES,
+            enable_analyzer=True,
+            analyzer_params=english_analyzer,
+        )
+        schema.add_field(ENGLISH_BM25_FIELD, DataType.SPARSE_FLOAT_VECTOR)
+        schema.add_function(
+            Function(
+                name="context_bm25_en",
+                function_type=FunctionType.BM25,
+                input_field_names=[ENGLISH_TEXT_FIELD],
+                output_field_names=[ENGLISH_BM25_FIELD],
+            )
+        )
     return schema
 
 
-def collection_indexes(client: Any, has_sparse: bool, bm25_k1: float, bm25_b: float) -> Any:
+def collection_indexes(
+    client: Any, has_sparse: bool, bm25_k1: float, bm25_b: float, has_english: bool = False
+) -> Any:
     """One index per retriever's field, and doc_id's."""
     indexes = client.prepare_index_params()
     # FLAT: exact, and immune to duplicate vectors; IP over unit vectors (module docstring).
     indexes.add_index("dense", index_type="FLAT", metric_type="IP")
-    indexes.add_index(
-        "sparse_bm25",
-        index_type="SPARSE_INVERTED_INDEX",
-        metric_type="BM25",
-        params={"bm25_k1": bm25_k1, "bm25_b": bm25_b},
-    )
+    for field in ["sparse_bm25", *([ENGLISH_BM25_FIELD] if has_english else [])]:
+        indexes.add_index(
+            field,
+            index_type="SPARSE_INVERTED_INDEX",
+            metric_type="BM25",
+            params={"bm25_k1": bm25_k1, "bm25_b": bm25_b},
+        )
     if has_sparse:
         indexes.add_index("sparse_learned", index_type="SPARSE_INVERTED_INDEX", metric_type="IP")
     # Every replace, delete and count filters on doc_id.
@@ -256,9 +309,12 @@ def create_collection(
     text_analyzer: dict,
     bm25_k1: float,
     bm25_b: float,
+    english_analyzer: dict | None = None,
 ) -> None:
-    schema = collection_schema(client, dim, has_sparse, properties, text_analyzer)
-    indexes = collection_indexes(client, has_sparse, bm25_k1, bm25_b)
+    schema = collection_schema(client, dim, has_sparse, properties, text_analyzer, english_analyzer)
+    indexes = collection_indexes(
+        client, has_sparse, bm25_k1, bm25_b, has_english=english_analyzer is not None
+    )
     client.create_collection(
         name,
         schema=schema,

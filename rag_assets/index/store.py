@@ -9,6 +9,7 @@ a second to import.
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import time
 from collections import Counter
@@ -32,7 +33,10 @@ from rag_assets.index.schema import (
     DEFAULT_ANALYZER,
     DEFAULT_BM25_B,
     DEFAULT_BM25_K1,
+    DEFAULT_ENGLISH_ANALYZER,
     EMPTY_SPARSE_PLACEHOLDER,
+    ENGLISH_BM25_FIELD,
+    ENGLISH_TEXT_FIELD,
     NO_PAGE,
     RETRIEVERS,
     SCALAR_FIELDS,
@@ -40,13 +44,17 @@ from rag_assets.index.schema import (
     check_made_for,
     checked_schema,
     create_collection,
+    english_analyzer_params,
     in_range,
     schema_properties,
 )
+from rag_assets.language import detect_language
 from rag_assets.redaction import redact_url
 
 UPSERT_BATCH = 500
 MAX_NAME_LENGTH = 255
+SPARSE_FIELD = "sparse_learned"
+log = logging.getLogger(__name__)
 
 
 class MilvusIndex:
@@ -58,6 +66,7 @@ class MilvusIndex:
         text_analyzer: str | dict = DEFAULT_ANALYZER,
         bm25_k1: float = DEFAULT_BM25_K1,
         bm25_b: float = DEFAULT_BM25_B,
+        english_analyzer: str | dict = DEFAULT_ENGLISH_ANALYZER,
     ) -> None:
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", collection_prefix):
             raise ConfigurationError(
@@ -66,10 +75,11 @@ class MilvusIndex:
         self.uri = uri
         self.collection_prefix = collection_prefix
         self.text_analyzer = analyzer_params(text_analyzer)
+        self.english_analyzer = english_analyzer_params(english_analyzer)
         self.bm25_k1 = in_range("bm25_k1", bm25_k1, BM25_K1_RANGE)
         self.bm25_b = in_range("bm25_b", bm25_b, BM25_B_RANGE)
         self._lite_path = lite_path(uri)
-        self._loaded: dict[str, bool] = {}  # collection -> has a sparse_learned field
+        self._loaded: dict[str, frozenset[str]] = {}  # collection -> its optional fields
         if self._lite_path is None:
             # pymilvus takes over a second to load: only when an index is opened.
             from pymilvus import MilvusClient
@@ -125,6 +135,7 @@ class MilvusIndex:
             self.text_analyzer,
             self.bm25_k1,
             self.bm25_b,
+            self.english_analyzer,
         )
         self._ready(name)
         return name
@@ -144,19 +155,37 @@ class MilvusIndex:
         description = self._client.describe_collection(name)
         wanted = self._made_for(model_name, dim, has_sparse)
         check_made_for(name, self.uri, checked_schema(description, name, self.uri), wanted)
-        self._ready(name, description)
+        first_use = name not in self._loaded
+        fields = self._ready(name, description)
+        if self.english_analyzer and ENGLISH_BM25_FIELD not in fields and first_use:
+            log.warning(
+                "collection %r was made without an English BM25 field: English questions are "
+                "searched with the analyzer of every question, unstemmed; re-index into a fresh "
+                "collection (drop this one, or use another collection_prefix) to stem them",
+                name,
+            )
         return name
 
     def _made_for(self, model_name: str, dim: int, has_sparse: bool) -> dict[str, str]:
         return schema_properties(
-            model_name, dim, has_sparse, self.text_analyzer, self.bm25_k1, self.bm25_b
+            model_name,
+            dim,
+            has_sparse,
+            self.text_analyzer,
+            self.bm25_k1,
+            self.bm25_b,
+            self.english_analyzer,
         )
 
-    def _ready(self, collection: str, description: dict[str, Any] | None = None) -> bool:
+    def has_english_field(self, collection: str) -> bool:
+        """Whether English questions' BM25 reads a stemmed copy of the text (schema.py)."""
+        return ENGLISH_BM25_FIELD in self._ready(collection)
+
+    def _ready(self, collection: str, description: dict[str, Any] | None = None) -> frozenset[str]:
         """Load the collection once per client (a reopened Lite file starts released); its
         `description`, when the caller has just read it, is not read again.
 
-        Returns whether the collection has a learned sparse field.
+        Returns which optional fields the collection has (learned sparse, English BM25).
         """
         if collection not in self._loaded:
             if description is None:
@@ -167,8 +196,9 @@ class MilvusIndex:
                 description = self._client.describe_collection(collection)
             checked_schema(description, collection, self.uri)
             self._client.load_collection(collection)
-            fields = description["fields"]
-            self._loaded[collection] = any(f["name"] == "sparse_learned" for f in fields)
+            names = {f["name"] for f in description["fields"]}
+            optional = {SPARSE_FIELD, ENGLISH_TEXT_FIELD, ENGLISH_BM25_FIELD}
+            self._loaded[collection] = frozenset(names & optional)
         return self._loaded[collection]
 
     def replace_document(self, collection: str, doc_id: str, rows: list[IndexRow]) -> ReplaceResult:
@@ -191,13 +221,13 @@ class MilvusIndex:
         generations.
         """
         started = time.perf_counter()
-        has_sparse = self._ready(collection)
+        fields = self._ready(collection)
         entities, upserted = [], dict.fromkeys(rows_by_document, 0)
         for doc_id, rows in rows_by_document.items():
             ids = [row.chunk_id for row in rows]
             if len(set(ids)) != len(ids):
                 raise ValueError(f"document {doc_id!r}: duplicate chunk ids in the rows to index")
-            entities += [self._entity(doc_id, row, has_sparse) for row in rows]
+            entities += [self._entity(doc_id, row, fields) for row in rows]
         for start in range(0, len(entities), UPSERT_BATCH):
             part = entities[start : start + UPSERT_BATCH]
             self._client.upsert(collection, part)
@@ -234,15 +264,17 @@ class MilvusIndex:
         }
 
     @staticmethod
-    def _entity(doc_id: str, row: IndexRow, has_sparse: bool) -> dict[str, Any]:
+    def _entity(doc_id: str, row: IndexRow, fields: frozenset[str]) -> dict[str, Any]:
         if row.doc_id != doc_id:
             raise ValueError(f"chunk {row.chunk_id} belongs to {row.doc_id!r}, not {doc_id!r}")
         entity = row.model_dump(exclude={"sparse_learned"})
         for page in ("page_start", "page_end"):
             if entity[page] is None:
                 entity[page] = NO_PAGE
-        if has_sparse:
-            entity["sparse_learned"] = row.sparse_learned or EMPTY_SPARSE_PLACEHOLDER
+        if SPARSE_FIELD in fields:
+            entity[SPARSE_FIELD] = row.sparse_learned or EMPTY_SPARSE_PLACEHOLDER
+        if ENGLISH_TEXT_FIELD in fields:
+            entity[ENGLISH_TEXT_FIELD] = row.context_text
         return entity
 
     def document_snapshot(self, collection: str, doc_id: str) -> list[dict[str, Any]]:
@@ -253,12 +285,12 @@ class MilvusIndex:
         self, collection: str, doc_ids: list[str]
     ) -> dict[str, list[dict[str, Any]]]:
         """Each document's stored rows (vectors included), read in one query."""
-        has_sparse = self._ready(collection)
+        optional = self._ready(collection)
         fields = [
             *SCALAR_FIELDS,
             "context_text",
             "dense",
-            *(["sparse_learned"] if has_sparse else []),
+            *(f for f in (SPARSE_FIELD, ENGLISH_TEXT_FIELD) if f in optional),
         ]
         snapshots: dict[str, list[dict[str, Any]]] = {doc_id: [] for doc_id in doc_ids}
         for row in self.scan(collection, fields, documents_in(doc_ids)):
@@ -339,7 +371,7 @@ class MilvusIndex:
 
     def has_sparse(self, collection: str) -> bool:
         """Whether the collection holds learned sparse vectors (made for a BGE-M3 model)."""
-        return self._ready(collection)
+        return SPARSE_FIELD in self._ready(collection)
 
     def count_document(self, collection: str, doc_id: str) -> int:
         self._ready(collection)
@@ -388,19 +420,20 @@ class MilvusIndex:
         return hits
 
     def bm25_search(
-        self, collection: str, text: str, top_k: int, expr: str = ""
+        self, collection: str, text: str, top_k: int, expr: str = "", language: str | None = None
     ) -> list[SearchHit]:
-        """BM25 over context_text; the query goes through the same analyzer as the rows."""
+        """BM25 over context_text, through the analyzer of the question's `language` (detected
+        from `text` when None): an English one reads the stemmed copy when there is one."""
         if not text.strip():
             return []
-        found = self._search(collection, "bm25", text, top_k, expr)
+        found = self._search(collection, "bm25", text, top_k, expr, language=language)
         return [SearchHit.from_stored(hit) for hit in found]
 
     def sparse_search(
         self, collection: str, weights: dict[int, float], top_k: int, expr: str = ""
     ) -> list[SearchHit]:
         """Learned sparse (BGE-M3) by inner product; nothing when the collection has none."""
-        if not self._ready(collection) or not weights:
+        if SPARSE_FIELD not in self._ready(collection) or not weights:
             return []
         found = self._search(collection, "sparse", weights, top_k, expr)
         return [SearchHit.from_stored(hit) for hit in found]
@@ -413,21 +446,29 @@ class MilvusIndex:
         top_k: int,
         expr: str = "",
         fields: Sequence[str] = (),
+        language: str | None = None,
     ) -> list[RankedId]:
-        """One retriever's ranking ("dense", "bm25" or "sparse"): ids, scores and only `fields`.
+        """One retriever's ranking ("dense", "bm25" or "sparse"): ids, scores and only `fields`;
+        BM25 analyzes the query as `bm25_search` does.
 
         The text and metadata of the shown hits come from `rows_for_hits`, so a candidate's
         text (up to 64 KB) crosses the wire only when it is shown.
         """
         if retriever == "bm25" and not query.strip():
             return []
-        if retriever == "sparse" and (not self._ready(collection) or not query):
+        if retriever == "sparse" and (SPARSE_FIELD not in self._ready(collection) or not query):
             return []
         if retriever == "dense":
             query = unit_vector(query)
         # Naming the primary key: Milvus Lite returns every field when output_fields is empty.
         found = self._search(
-            collection, retriever, query, top_k, expr, fields=["chunk_id", *fields]
+            collection,
+            retriever,
+            query,
+            top_k,
+            expr,
+            fields=["chunk_id", *fields],
+            language=language,
         )
         return [
             RankedId(
@@ -455,10 +496,13 @@ class MilvusIndex:
         expr: str,
         doc_id: str | None = None,
         fields: Sequence[str] = SCALAR_FIELDS,
+        language: str | None = None,
     ) -> list[Any]:
         """One retriever's search ("dense", "bm25" or "sparse"), its hits as Milvus returns them."""
         field, metric = RETRIEVERS[retriever]
-        self._ready(collection)
+        english = retriever == "bm25" and ENGLISH_BM25_FIELD in self._ready(collection)
+        if english and (language or detect_language(query)) == "en":
+            field = ENGLISH_BM25_FIELD
         result = self._client.search(
             collection,
             data=[query],

@@ -280,7 +280,7 @@ class Retriever:
         fill = fill_retrievers(self.fusion, language, self.embedder.languages, sparse)
         packs = self.vocabularies()
         scopes = self._scopes(query, filters or SearchFilters(), infer, packs)
-        lists, weights = self._lists(query, top_k, packs, scopes, weights, fill)
+        lists, weights = self._lists(query, language, top_k, packs, scopes, weights, fill)
         grouped = self.fusion.group_pages if group_pages is None else group_pages
         found, groups = self._rank(query, lists, weights, fill, grouped, scopes.named)
         hits = self._hits(found, groups, top_k)
@@ -331,6 +331,7 @@ class Retriever:
     def _lists(
         self,
         query: str,
+        language: str,
         top_k: int,
         packs: list[Vocabulary],
         scopes: _Scopes,
@@ -345,7 +346,9 @@ class Retriever:
         )
         terms = vocabulary_terms(packs, query) if self.fusion.vocabulary_terms else ""
         searched = f"{query}\n{terms}" if terms else query
-        lists = self._candidates(searched, [*weights, *fill], pool, scopes.filters, bool(wanted))
+        lists = self._candidates(
+            searched, [*weights, *fill], pool, scopes.filters, bool(wanted), language
+        )
         if scopes.sections and not any(lists[n] for n in lists if n.endswith(SECTIONS_SUFFIX)):
             # No chunk of those sections here: nothing to fuse in, or to say.
             scopes.drop_sections()
@@ -469,10 +472,12 @@ class Retriever:
         pool: int,
         scoped: dict[str, SearchFilters],
         matched_text: bool = False,
+        language: str | None = None,
     ) -> dict[str, list[RankedId]]:
         """Each retriever's ranking under each filter (`scoped`: name suffix -> filter): ids,
-        scores and, with `matched_text`, the text BM25 analyzes; the searches are sent at once
-        (BM25 while the query is embedded) over the client's thread-safe gRPC channel. A
+        scores and, with `matched_text`, the text BM25 analyzes, BM25 through the analyzer of
+        the question's `language` (the terms added to it do not change it); the searches are
+        sent at once (BM25 while the query is embedded) over the client's thread-safe gRPC channel. A
         Milvus server runs them in parallel; Milvus Lite 3 serves them in one Python process."""
         # chunk_type: a glossary entry weighs less unless the question asks for a meaning.
         # doc_id and page_start: a page's hits are grouped (pages.py).
@@ -485,7 +490,7 @@ class Retriever:
         def ranked(retriever: str, data: Any, suffix: str) -> list[RankedId]:
             expr = scoped[suffix].expression()
             found = self.index.ranked_ids(
-                self.collection, retriever, data, pool, expr, fields[suffix]
+                self.collection, retriever, data, pool, expr, fields[suffix], language
             )
             return [h for h in found if scoped[suffix].matches(h.fields)]
 

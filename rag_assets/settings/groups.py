@@ -199,6 +199,16 @@ class IndexSettings(EnvSettings):
             "is refused by ingest and search alike"
         ),
     )
+    english_analyzer: str = Field(
+        "jieba-english",
+        description=(
+            "BM25 analyzer of a second copy of the text that questions in English (Latin "
+            "script) search instead: `jieba-english` (stop words and stems: `liability` finds "
+            "`liabilities`), another of the text analyzers, or `none` for no copy; fixed when "
+            "a collection is made. A collection made without the copy still serves, English "
+            "questions going through `text_analyzer` (said in the log)"
+        ),
+    )
     bm25_k1: float = Field(
         1.2,
         ge=0,

@@ -3,6 +3,7 @@ size and sha256; a document's settings), and the steps that read a source record
 version in their provenance, which moves when the file or the setting does."""
 
 import hashlib
+from types import SimpleNamespace
 
 import pytest
 import yaml
@@ -10,7 +11,14 @@ from dagster import AssetKey, AssetRecordsFilter
 from dagster._core.instance_for_test import instance_for_test
 
 from rag_assets.defs.build import build_defs
-from rag_assets.defs.observed_sources import OBSERVED_PER_DOCUMENT, PER_DOCUMENT, latest_versions
+from rag_assets.defs.observed_sources import (
+    OBSERVED_PER_DOCUMENT,
+    PER_DOCUMENT,
+    SHARED,
+    Reading,
+    latest_versions,
+)
+from rag_assets.defs.resources import MilvusResource
 from rag_assets.runner.ingest import ingest
 from rag_assets.settings import Settings
 from rag_assets.sources.inbox import sha256_file
@@ -112,7 +120,28 @@ def test_observing_in_the_ui_records_the_same_values(ingested):
     assert _metadata(after) == _metadata(before)
     assert after.tags["dagster/data_version"] == before.tags["dagster/data_version"]
     index = instance.fetch_observations(AssetKey("index_settings"), limit=1).records[0]
-    assert {"uri", "analyzer", "model"} <= set(_metadata(index.event_log_entry))
+    assert {"uri", "analyzer", "english_analyzer", "model"} <= set(_metadata(index.event_log_entry))
+
+
+def test_the_english_analyzer_is_shown_but_does_not_version_the_index_settings():
+    """A collection keeps the English analyzer it was made with: another setting re-indexes
+    nothing, so it leaves the index settings' version (and every index partition) as it was."""
+
+    def read(**index) -> Reading:
+        settings = Settings(**index)
+        resources = SimpleNamespace(
+            milvus=MilvusResource.of(settings),
+            embedding=SimpleNamespace(model=settings.embedding_model),
+        )
+        return SHARED["index_settings"](resources)
+
+    made, without = read(english_analyzer="jieba-english"), read(english_analyzer="none")
+    assert (made.values["english_analyzer"], without.values["english_analyzer"]) == (
+        "jieba-english",
+        "none",
+    )
+    assert made.version == without.version
+    assert read(text_analyzer="standard").version != made.version
 
 
 # What the UI asks of an asset's node (the graph's status and partitions rows, the Partitions

@@ -437,19 +437,81 @@ def test_standard_analyzer_cannot_split_chinese(db_uri: str, embedder: Embedder)
         assert std.bm25_search(collection, "DMA", top_k=2)[0].text == MIXED[2]
 
 
-def test_the_english_analyzer_matches_a_words_forms(db_uri: str, embedder: Embedder) -> None:
-    rows = ["Total liabilities and shareholders' equity", "Segments of the business"]
-    for analyzer, found in [("jieba", []), ("jieba-english", rows)]:
-        with MilvusIndex(
-            db_uri, collection_prefix=analyzer.replace("-", "_"), text_analyzer=analyzer
-        ) as index:
-            collection = index.ensure_collection(embedder.name, embedder.dimension, False)
-            index.replace_document(collection, "filing", make_rows(embedder, "filing", rows))
-            # Lowercased alone, `the` is what matches: the other row holds it.
-            for query, row in [("the largest liability", rows[0]), ("segment", rows[1])]:
-                hits = index.bm25_search(collection, query, top_k=2)
-                top = hits[0].text if hits else None
-                assert (top == row) == (row in found), (analyzer, query)
+FILING_ROWS = ["Total liabilities and shareholders' equity", "Segments of the business"]
+
+
+@pytest.mark.parametrize(
+    ("text_analyzer", "english_analyzer", "stems"),
+    [("jieba", "none", False), ("jieba", "jieba-english", True), ("jieba-english", "none", True)],
+)
+def test_the_english_analyzer_matches_a_words_forms(
+    db_uri: str, embedder: Embedder, text_analyzer: str, english_analyzer: str, stems: bool
+) -> None:
+    prefix = f"{text_analyzer}__{english_analyzer}".replace("-", "_")
+    with MilvusIndex(
+        db_uri,
+        collection_prefix=prefix,
+        text_analyzer=text_analyzer,
+        english_analyzer=english_analyzer,
+    ) as index:
+        collection = index.ensure_collection(embedder.name, embedder.dimension, False)
+        index.replace_document(collection, "filing", make_rows(embedder, "filing", FILING_ROWS))
+        assert index.has_english_field(collection) == (english_analyzer != "none")
+        # Lowercased alone, `the` is what matches: the other row holds it.
+        for query, row in [("the largest liability", FILING_ROWS[0]), ("segment", FILING_ROWS[1])]:
+            hits = index.bm25_search(collection, query, top_k=2)
+            top = hits[0].text if hits else None
+            assert (top == row) == stems, (text_analyzer, english_analyzer, query)
+
+
+def test_the_questions_language_chooses_the_analyzer(db_uri: str, embedder: Embedder) -> None:
+    with MilvusIndex(db_uri, collection_prefix="by_language") as index:
+        collection = index.ensure_collection(embedder.name, embedder.dimension, False)
+        rows = [*FILING_ROWS, "负债总额与股东权益"]
+        index.replace_document(collection, "filing", make_rows(embedder, "filing", rows))
+
+        def top(query: str, language: str | None = None) -> str:
+            return index.bm25_search(collection, query, 3, language=language)[0].text
+
+        # English: stemmed, stop words dropped; told another language, the text analyzer's
+        # exact forms, where only `the` matches.
+        assert top("the largest liability") == FILING_ROWS[0]
+        assert top("the largest liability", language="zh") == FILING_ROWS[1]
+        assert top("负债总额") == rows[2]
+        ranked = index.ranked_ids(collection, "bm25", "the largest liability", 2, language="zh")
+        assert [r.chunk_id for r in ranked][0] == index.bm25_search(
+            collection, "the largest liability", 1, language="zh"
+        )[0].chunk_id
+
+
+def test_a_collection_made_without_the_english_copy_still_serves(
+    tmp_path: Path, embedder: Embedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    uri = str(tmp_path / "milvus.db")
+    with MilvusIndex(uri, english_analyzer="none") as old:
+        collection = old.ensure_collection(embedder.name, embedder.dimension, False)
+        old.replace_document(collection, "filing", make_rows(embedder, "filing", FILING_ROWS[:1]))
+    with MilvusIndex(uri) as index, caplog.at_level("WARNING", logger="rag_assets.index.store"):
+        assert index.open_collection(embedder.name, embedder.dimension, False) == collection
+        assert not index.has_english_field(collection)
+        assert "made without an English BM25 field" in caplog.text
+        index.replace_document(collection, "filing", make_rows(embedder, "filing", FILING_ROWS))
+        # Unstemmed: `the` is what matches.
+        assert index.bm25_search(collection, "the liability", 1)[0].text == FILING_ROWS[1]
+
+
+def test_a_collection_made_with_another_english_analyzer_is_refused(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    uri = str(tmp_path / "milvus.db")
+    with MilvusIndex(uri) as made:
+        made.ensure_collection(embedder.name, embedder.dimension, False)
+    for other in ("none", "standard"):
+        with (
+            MilvusIndex(uri, english_analyzer=other) as index,
+            pytest.raises(ConfigurationError, match="rag.english_analyzer"),
+        ):
+            index.open_collection(embedder.name, embedder.dimension, False)
 
 
 def test_an_unknown_analyzer_is_refused(db_uri: str) -> None:

@@ -157,6 +157,19 @@ def test_weights_follow_the_model_languages(retriever: Retriever, settings: Sett
     assert damped.search("人工智能").weights == {"dense": 0.1, "bm25": 1.0}
 
 
+def test_bm25_reads_the_stemmed_copy_for_english_questions_alone(retriever: Retriever) -> None:
+    """`debounces` meets `debounced` only in the stemmed copy English questions search; a
+    Chinese question quoting the word searches the text analyzer's exact forms."""
+    bm25_only = with_fusion(retriever, dense_weight=0.0, foreign_model_fill=False)
+
+    def first(query: str) -> str:
+        return bm25_only.search(query, top_k=1, group_pages=False).hits[0].text
+
+    assert first("Why is the input debounces?") == DEBOUNCE
+    assert first("debounces 是什么意思？") != DEBOUNCE
+    assert first("debounced 是什么意思？") == DEBOUNCE
+
+
 def test_the_model_languages_setting_reaches_the_retriever(settings: Settings) -> None:
     declared = settings.model_copy(update={"embedding_languages": "zh, en"})
     with open_retriever(declared) as retriever:
