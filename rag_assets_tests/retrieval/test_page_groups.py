@@ -208,6 +208,11 @@ def test_the_evaluation_groups_pages_as_the_settings_say(settings: Settings) -> 
         ("semantic", 1.0),
         ("semantic[group_pages=False]", mrr(group_pages=False)),
     ]
+    # A miss names where its first target ranked.
+    ungrouped = both.runs[1]
+    rank = round(1 / mrr(group_pages=False))
+    assert not both.runs[0].misses
+    assert ungrouped.misses[0].startswith(f"{question.id} (rank {rank}): {question.question} -> ")
 
 
 @pytest.mark.slow

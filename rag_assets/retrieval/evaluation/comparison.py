@@ -89,7 +89,8 @@ class RunReport(BaseModel):
     chunks: int
     templates_used: dict[str, int]  # documents per template (`auto` picks one per document)
     slices: dict[str, SliceMetrics]
-    misses: list[str] = Field(default_factory=list)  # `id: question -> first hit` at rank > 1
+    # `id (rank of the first target, or not in the top 10): question -> first hit`, rank > 1
+    misses: list[str] = Field(default_factory=list)
 
 
 class Comparison(BaseModel):
@@ -277,7 +278,12 @@ def compare_templates(
                     outcomes.append(QuestionOutcome(question, *slices[question.id], scores))
                     if scores["mrr@10"] < 1:
                         first = _where(hits[0]) if hits else "nothing"
-                        misses.append(f"{question.id}: {question.question} -> {first}")
+                        found = (
+                            f"rank {round(1 / scores['mrr@10'])}"
+                            if scores["mrr@10"]
+                            else "not in the top 10"
+                        )
+                        misses.append(f"{question.id} ({found}): {question.question} -> {first}")
                 reports.append(
                     RunReport(
                         name=run.name,
