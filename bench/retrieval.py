@@ -37,6 +37,7 @@ import time
 from itertools import product
 from pathlib import Path
 
+import yaml
 from pydantic import ValidationError
 
 from rag_assets.contracts.ir import StandardizedDocument
@@ -55,6 +56,7 @@ from rag_assets.settings.groups import RUNTIMES
 from rag_assets.sources.inbox import sha256_file
 from rag_assets.sources.keys import partition_key_for
 from rag_assets.tables.structure import structure_markdown, with_table_markdown
+from rag_assets.templates.base import TemplateOptions
 from rag_assets.templates.tokens import TokenizerCounter
 
 REPO = Path(__file__).resolve().parents[1]
@@ -189,9 +191,62 @@ def by_company_halves(questions: list[EvalQuestion]) -> list[EvalQuestion]:
     ]
 
 
+def load_set(
+    name: str, cache: Path | None
+) -> tuple[list[StandardizedDocument], list[EvalQuestion]] | None:
+    """A set's documents and questions (a named set's documents parsed; None when they are
+    missing), the twins and the company halves added to theirs."""
+    if name in NAMED_SETS:
+        set_path, paths = NAMED_SETS[name]
+        missing = [p for p in paths if not p.is_file()]
+        if missing:
+            print(f"missing documents (is ../shared beside the checkout?): {missing}")
+            return None
+        eval_set = load_eval_set(set_path)
+        documents = parse_documents(paths, cache)
+    else:
+        eval_set = load_eval_set(Path(name))
+        documents = [passage_document(p) for p in eval_set.passages]
+    questions = eval_set.questions
+    if name == "fixtures-twins":
+        # The fixtures' paraphrased questions and, beside each, its twin in the document's words.
+        twins = load_eval_set(REPO / "examples/eval/fixtures/literal_twins.jsonl").questions
+        questions = [q for q in questions if "paraphrase" in q.tags] + twins
+    if name == "financebench-dev":
+        questions = by_company_halves(questions)
+    return documents, questions
+
+
+def _set_options(value: str) -> tuple[str, dict[str, object]]:
+    """`financebench-dev:section_titles=true` as the set's name and its documents' template
+    options, checked."""
+    name, _, pairs = value.partition(":")
+    if name not in NAMED_SETS or "=" not in pairs:
+        raise argparse.ArgumentTypeError(f"not NAMED_SET:OPTION=VALUE: {value!r}")
+    fields = {k.strip(): yaml.safe_load(v) for k, v in (p.split("=", 1) for p in pairs.split(","))}
+    try:
+        TemplateOptions.model_validate(fields)
+    except ValidationError as error:
+        raise argparse.ArgumentTypeError(f"{value!r}: {error.errors()[0]['msg']}") from None
+    return name, fields
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--set", default="sample", help="sample, fixtures, or a path")
+    parser.add_argument(
+        "--set",
+        default="sample",
+        help="sample, fixtures, ... or a path; named sets joined by '+' share one collection "
+        "(each question tagged `set:NAME`)",
+    )
+    parser.add_argument(
+        "--set-options",
+        nargs="+",
+        type=_set_options,
+        default=[],
+        help="template options of one named set's documents, as a collection's "
+        "(financebench-dev:section_titles=true)",
+    )
     parser.add_argument("--templates", nargs="+", default=["fixed", "semantic", "auto"])
     parser.add_argument(
         "--single", default="semantic", help="template also run BM25 alone and dense alone"
@@ -264,30 +319,30 @@ def main(argv: list[str]) -> int:
         for b in args.bm25_b or [settings.bm25_b]
     ]
     started = time.perf_counter()
-    if args.set in NAMED_SETS:
-        set_path, paths = NAMED_SETS[args.set]
-        missing = [p for p in paths if not p.is_file()]
-        if missing:
-            print(f"missing documents (is ../shared beside the checkout?): {missing}")
+    names = args.set.split("+")
+    if len(names) > 1 and set(names) - set(NAMED_SETS):
+        parser.error(f"only named sets combine with '+': {sorted(NAMED_SETS)}")
+    documents, questions, set_docs = [], [], {}
+    for name in names:
+        loaded = load_set(name, args.parsed_cache)
+        if loaded is None:
             return 1
-        eval_set = load_eval_set(set_path)
-        documents = parse_documents(paths, args.parsed_cache)
-    else:
-        eval_set = load_eval_set(Path(args.set))
-        documents = [passage_document(p) for p in eval_set.passages]
-    questions = eval_set.questions
-    if args.set == "fixtures-twins":
-        # The fixtures' paraphrased questions and, beside each, its twin in the document's words.
-        twins = load_eval_set(REPO / "examples/eval/fixtures/literal_twins.jsonl").questions
-        questions = [q for q in questions if "paraphrase" in q.tags] + twins
-    if args.set == "financebench-dev":
-        questions = by_company_halves(questions)
+        docs, asked = loaded
+        documents += docs
+        set_docs[name] = [d.doc_id for d in docs]
+        if len(names) > 1:  # each question's set is a slice of the combined collection
+            asked = [q.model_copy(update={"tags": [*q.tags, f"set:{name}"]}) for q in asked]
+        questions += asked
+    document_options = {
+        doc_id: own for name, own in args.set_options for doc_id in set_docs.get(name, ())
+    }
+    eval_set_name = args.set
     if len(questions) > args.limit:
         questions = random.Random(0).sample(questions, args.limit)
     parsed_in = time.perf_counter() - started
     pages = sum(d.page_count or 0 for d in documents)
     print(
-        f"{eval_set.name}: {len(questions)} questions, {len(documents)} documents, {pages} pages "
+        f"{eval_set_name}: {len(questions)} questions, {len(documents)} documents, {pages} pages "
         f"(parsed in {parsed_in:.1f} s" + (f", {pages / parsed_in:.1f} pages/s)" if pages else ")")
     )
 
@@ -336,6 +391,7 @@ def main(argv: list[str]) -> int:
                     fusion=settings.fusion,
                     log=print,
                     embedded=part,
+                    document_options=document_options,
                 )
             label = f"{embedder.runtime} k1={k1:g} b={b:g}" if len(bm25) > 1 else embedder.runtime
             if len(args.vocabularies) > 1:

@@ -72,7 +72,8 @@ def chunk_document(
     rows = template.chunk(doc, counter)
     if rows and template.options.neighbour_ids:
         rows = link_neighbours(rows)
-    rows = with_profile_fields(with_document_sections(rows), doc, template.vocabularies(doc))
+    rows = with_document_sections(rows, template.options.section_titles)
+    rows = with_profile_fields(rows, doc, template.vocabularies(doc))
     return ChunkedDocument(doc, rows, choice, template, template.document_structure(doc))
 
 

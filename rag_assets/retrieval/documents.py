@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rag_assets.profile.names import LEGAL_FORMS, initials
 from rag_assets.profile.periods import QUARTERLY_KINDS, Quarter, quarters_in
-from rag_assets.templates.sections import DOCUMENT_SECTIONS_KEY
+from rag_assets.templates.sections import DOCUMENT_SECTIONS_KEY, TITLES_SEARCHED_KEY
 
 # `AT&T`, `Amazon.com`, `Coca-Cola` are one word; `Verizon's` is `Verizon` and `s`.
 _WORD = re.compile(r"[^\W_]+(?:[&.-][^\W_]+)*")
@@ -52,6 +52,8 @@ class DocumentCard(BaseModel):
     aliases: tuple[str, ...] = ()
     vocabularies: tuple[str, ...] = ()  # the packs its chunks were made with
     sections: tuple[str, ...] = ()  # the titles its chunks' sections and tables go by
+    # Whether its collection has a question's titles searched in it; None: the search decides.
+    titles_searched: bool | None = None
 
     @classmethod
     def from_metadata(cls, doc_id: str, metadata: dict) -> DocumentCard:
@@ -69,6 +71,11 @@ class DocumentCard(BaseModel):
             aliases=tuple(str(a) for a in metadata.get("doc_aliases") or ()),
             vocabularies=tuple(str(p) for p in metadata.get("doc_vocabularies") or ()),
             sections=tuple(str(t) for t in metadata.get(DOCUMENT_SECTIONS_KEY) or ()),
+            titles_searched=(
+                searched
+                if isinstance(searched := metadata.get(TITLES_SEARCHED_KEY), bool)
+                else None
+            ),
         )
 
 

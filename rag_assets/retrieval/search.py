@@ -51,6 +51,8 @@ _LIKE_UNSAFE = "%_\\"  # LIKE wildcards and the escape character: a literal pref
 DOCUMENTS_SUFFIX = "@documents"
 # ... and of the search within the sections a question names or reads its measure from.
 SECTIONS_SUFFIX = "@sections"
+# Sets of documents whose titles a retriever keeps built (named documents vary by question).
+TITLE_SETS_KEPT = 64
 # A section metadata key, as vocabulary packs name them (interpolated into the filter).
 _METADATA_KEY = re.compile(r"^\w+$")
 
@@ -249,7 +251,7 @@ class Retriever:
         self.reranker = reranker
         self.rerank_top_n = rerank_top_n
         self._cards: list[DocumentCard] | None = None
-        self._titles: SectionTitles | None = None
+        self._titles: dict[tuple[str, ...], SectionTitles] = {}
         self.rerank_note = rerank_note or (
             f"rerank by {reranker.name} on the top {rerank_top_n} hits"
             if reranker
@@ -307,15 +309,16 @@ class Retriever:
         named = None
         if infer and self.fusion.document_weight > 0:
             named = infer_from_question(query, self._cards_within(filters.doc_ids))
-        asked, titles = {}, []
+        asked, titles, titled_docs = {}, [], None
         if infer and self.fusion.section_weight > 0:
             asked = sections_asked(packs, query)
             # A pack that reads the question knows its domain's sections better than titles do.
-            if (self.fusion.section_titles or (named and self.fusion.named_section_titles)) and (
-                not asked
-            ):
-                within = named.doc_ids if named else filters.doc_ids
-                titles = self._section_titles(self._cards_within(within)).named(query)
+            if not asked:
+                within = self._cards_within(named.doc_ids if named else filters.doc_ids)
+                searched = [card for card in within if self._titles_searched(card, named)]
+                titles = self._section_titles(searched).named(query) if searched else []
+                if len(searched) < len(within):  # some collections chose not to
+                    titled_docs = [card.doc_id for card in searched]
         scopes = _Scopes({"": filters}, {"": 1.0}, named, asked, titles)
         if named is not None:
             scopes.filters[DOCUMENTS_SUFFIX] = filters.model_copy(update={"doc_ids": named.doc_ids})
@@ -323,7 +326,11 @@ class Retriever:
         if asked or titles:
             within = scopes.filters.get(DOCUMENTS_SUFFIX, filters)
             scopes.filters[SECTIONS_SUFFIX] = within.model_copy(
-                update={"sections": asked or None, "titles": titles or None}
+                update={
+                    "sections": asked or None,
+                    "titles": titles or None,
+                    **({"doc_ids": titled_docs} if titles and titled_docs else {}),
+                }
             )
             scopes.weights[SECTIONS_SUFFIX] = self.fusion.section_weight
         return scopes
@@ -453,13 +460,24 @@ class Retriever:
         allowed = set(doc_ids) if doc_ids is not None else None
         return [c for c in self.document_cards() if allowed is None or c.doc_id in allowed]
 
+    def _titles_searched(self, card: DocumentCard, named: DocumentInference | None) -> bool:
+        """Whether a question's titles are searched in this document: as its collection chose,
+        or else by the fusion settings (within the documents a question names, or all)."""
+        if card.titles_searched is not None:
+            return card.titles_searched
+        return self.fusion.section_titles or (
+            named is not None and self.fusion.named_section_titles
+        )
+
     def _section_titles(self, cards: list[DocumentCard]) -> SectionTitles:
-        """The titles of `cards`' sections; those of every document built once per retriever."""
-        if len(cards) < len(self.document_cards()):
-            return SectionTitles(t for card in cards for t in card.sections)
-        if self._titles is None:
-            self._titles = SectionTitles(t for card in cards for t in card.sections)
-        return self._titles
+        """The titles of `cards`' sections, built once per retriever for each set of documents
+        (every document, those whose collections chose titles, those a question names)."""
+        key = tuple(card.doc_id for card in cards)
+        if key not in self._titles:
+            if len(self._titles) >= TITLE_SETS_KEPT:
+                self._titles.clear()
+            self._titles[key] = SectionTitles(t for card in cards for t in card.sections)
+        return self._titles[key]
 
     def vocabularies(self) -> list[Vocabulary]:
         """The vocabulary packs the collection's documents were chunked with."""

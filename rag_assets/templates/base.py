@@ -51,6 +51,9 @@ class TemplateOptions(BaseModel):
     # Vocabulary packs (rag_assets/vocabulary): names or YAML paths; None is `auto`, the
     # shipped packs made for the document's profile kind; () is none.
     vocabularies: tuple[str, ...] | None = None
+    # Whether a question naming one of the document's section titles searches that section
+    # (retrieval/titles.py); None leaves it to the search's `section_titles` setting.
+    section_titles: bool | None = None
 
     @field_validator("vocabularies", mode="before")
     @classmethod

@@ -7,7 +7,9 @@ records the titles of the sections it is in (its headings, outermost first) and,
 holds a table whose first row opens with a title (a parser that reads a table's title into
 its first row leaves no heading for it), that title too (`titles`); a document's first chunk
 lists every title its chunks record (`doc_sections`), so the search learns each collection's
-titles from its own documents (`retrieval/titles.py`) with no vocabulary written for it.
+titles from its own documents (`retrieval/titles.py`) with no vocabulary written for it, and,
+when the document's collection chose whether a question's titles are searched in it (the
+`section_titles` template option), that choice (`doc_section_titles`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from rag_assets.text.markdown import row_cells
 
 TITLES_KEY = "titles"
 DOCUMENT_SECTIONS_KEY = "doc_sections"
+TITLES_SEARCHED_KEY = "doc_section_titles"
 # A title longer than this is a sentence that happens to head something, not a name.
 MAX_TITLE_CHARS = 160
 # The titles listed on a document's first chunk, in reading order, up to this much of JSON
@@ -40,8 +43,11 @@ def section_titles(headings: Sequence[str], text: str) -> dict[str, list[str]]:
     return {TITLES_KEY: list(dict.fromkeys(titles))} if titles else {}
 
 
-def with_document_sections(rows: list[ChunkRow]) -> list[ChunkRow]:
-    """The first row also lists every title the document's rows record, each once."""
+def with_document_sections(
+    rows: list[ChunkRow], titles_searched: bool | None = None
+) -> list[ChunkRow]:
+    """The first row also lists every title the document's rows record, each once, and
+    whether its collection chose to have them searched (None: the search's setting)."""
     if not rows:
         return rows
     titles: list[str] = []
@@ -53,8 +59,9 @@ def with_document_sections(rows: list[ChunkRow]) -> list[ChunkRow]:
         titles.append(title)
     if not titles:
         return rows
+    chosen = {} if titles_searched is None else {TITLES_SEARCHED_KEY: titles_searched}
     first = rows[0].model_copy(
-        update={"metadata": {**rows[0].metadata, DOCUMENT_SECTIONS_KEY: titles}}
+        update={"metadata": {**rows[0].metadata, DOCUMENT_SECTIONS_KEY: titles, **chosen}}
     )
     return [first, *rows[1:]]
 

@@ -21,6 +21,7 @@ from rag_assets.retrieval.evaluation.comparison import index_chunks
 from rag_assets.retrieval.search import Retriever, SearchFilters
 from rag_assets.settings import Settings
 from rag_assets.settings.fusion import FusionSettings
+from rag_assets.templates.sections import TITLES_SEARCHED_KEY
 from rag_assets.templates.tokens import ApproxTokenCounter
 from rag_assets_tests.support.builders import doc_from_pages
 from rag_assets_tests.support.retrievers import with_fusion
@@ -385,3 +386,31 @@ def test_a_pack_reading_the_question_takes_the_place_of_learned_titles(
     ).named(question)
     # ... but the finance pack reads the question, so its kind is what is searched.
     assert unpacked.search(question, top_k=3).sections == ["balance sheet"]
+
+
+@pytest.fixture(scope="module")
+def chosen_titles_retriever(settings: Settings) -> Iterator[Retriever]:
+    """One handbook whose collection has its titles searched, its twin's collection not."""
+    chosen = _profiled_rows(HANDBOOK_PAGES, "chosen", {"min_tokens": 0, "section_titles": True})
+    declined = _profiled_rows(
+        HANDBOOK_PAGES, "declined", {"min_tokens": 0, "section_titles": False}
+    )
+    assert chosen[0].metadata[TITLES_SEARCHED_KEY] is True
+    assert declined[0].metadata[TITLES_SEARCHED_KEY] is False
+    assert TITLES_SEARCHED_KEY not in _profiled_rows(HANDBOOK_PAGES, "left", {})[0].metadata
+    yield from _retriever_over([*chosen, *declined], settings, "chosen_titles")
+
+
+def test_a_collection_chooses_whether_its_titles_are_searched(
+    chosen_titles_retriever: Retriever,
+) -> None:
+    # Whatever the search's own setting, only the chosen handbook's section is searched.
+    for fusion in ({}, {"section_titles": True}):
+        result = with_fusion(chosen_titles_retriever, **fusion).search(TITLED_QUESTION, top_k=3)
+        assert result.sections == ["Contractor Leave Policy"], fusion
+        in_sections = {
+            (h.doc_id, h.page_start)
+            for h in result.hits
+            if any(name.endswith("@sections") for name in h.found_by)
+        }
+        assert in_sections == {("chosen", 2)}, fusion

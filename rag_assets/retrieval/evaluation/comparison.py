@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,13 +139,16 @@ def chunk_documents(
     template: str,
     counter: TokenCounter,
     options: dict[str, Any],
+    document_options: Mapping[str, dict[str, Any]] | None = None,
 ) -> tuple[list[ChunkRow], dict[str, int]]:
     """Every document's chunks as the pipeline makes them with `template` (`auto`: the one the
-    text rules pick per document)."""
+    text rules pick per document), a document's own options (as its collection's) over
+    `options`."""
     chunks: list[ChunkRow] = []
     used: Counter[str] = Counter()
     for doc in documents:
-        chunked = chunk_document(doc, template, options, counter)
+        own = (document_options or {}).get(doc.doc_id, {})
+        chunked = chunk_document(doc, template, {**options, **own}, counter)
         used[chunked.choice.template] += 1
         chunks.extend(chunked.rows)
     return chunks, dict(sorted(used.items()))
@@ -233,8 +236,10 @@ def compare_templates(
     top_k: int = TOP_K,
     log: Callable[[str], None] = lambda _: None,
     embedded: EmbeddedPart = DEFAULT_EMBEDDED_PART,
+    document_options: Mapping[str, dict[str, Any]] | None = None,
 ) -> Comparison:
-    """Chunk, embed and index the documents once per template, then score every run.
+    """Chunk, embed and index the documents once per template, then score every run;
+    `document_options` (by doc id) are some documents' own options, as a collection's.
 
     `open_index(prefix)` opens the index under that collection prefix (`eval_<template>`), as
     the pipeline's store opener does, so evaluation never touches the product's own collection.
@@ -250,7 +255,9 @@ def compare_templates(
     templates = list(dict.fromkeys(r.template for r in runs))
     for done, template in enumerate(templates, start=1):
         started = time.perf_counter()
-        chunks, used = chunk_documents(documents, template, counter, options or {})
+        chunks, used = chunk_documents(
+            documents, template, counter, options or {}, document_options
+        )
         lookup = ChunkLookup(chunks)
         slices = {q.id: question_slices(q, lookup) for q in asked}
         with open_index(f"eval_{template}") as index:
