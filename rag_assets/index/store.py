@@ -500,9 +500,9 @@ class MilvusIndex:
     ) -> list[Any]:
         """One retriever's search ("dense", "bm25" or "sparse"), its hits as Milvus returns them."""
         field, metric = RETRIEVERS[retriever]
-        english = retriever == "bm25" and ENGLISH_BM25_FIELD in self._ready(collection)
-        if english and (language or detect_language(query)) == "en":
-            field = ENGLISH_BM25_FIELD
+        optional = self._ready(collection)  # refuses a collection of another schema
+        if retriever == "bm25" and ENGLISH_BM25_FIELD in optional:
+            field = ENGLISH_BM25_FIELD if (language or detect_language(query)) == "en" else field
         result = self._client.search(
             collection,
             data=[query],

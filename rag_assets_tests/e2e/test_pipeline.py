@@ -78,6 +78,16 @@ def test_every_format_goes_through_all_seven_assets(pipeline):
             assert materializations, f"{asset} not materialized for {outcome.doc_id}"
     counts = index_counts(pipeline.settings, [o.doc_id for o in pipeline.outcomes])
     assert counts == {o.doc_id: o.chunks for o in pipeline.outcomes}
+    # The index says whether English questions read a stemmed copy (a new collection: yes).
+    for outcome in pipeline.outcomes:
+        (indexed,) = pipeline.instance.fetch_materializations(
+            AssetRecordsFilter(
+                asset_key=AssetKey("vector_index"), asset_partitions=[outcome.doc_id]
+            ),
+            limit=1,
+        ).records
+        metadata = indexed.asset_materialization.metadata
+        assert metadata["english_bm25_copy"].value is True
 
 
 def test_chunks_carry_structure_and_tables(pipeline):

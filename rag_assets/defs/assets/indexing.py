@@ -151,6 +151,8 @@ def vector_index(
             dimension=embedder.dimension,
             sparse=embedder.has_sparse,
         )
+        # A collection made before the stemmed copy serves English questions unstemmed.
+        english_copy = index.has_english_field(indexed.collection)
     fail_documents(list(prepared), indexed.restored)
     elapsed = seconds((time.perf_counter() - started) / len(prepared))
     made = {
@@ -170,6 +172,7 @@ def vector_index(
                 "milvus_uri": redact_url(milvus.uri),
                 "rows": found.replaced.row_count,
                 "deleted_stale": found.replaced.deleted,
+                "english_bm25_copy": english_copy,
                 "index_seconds": elapsed,
             },
             checks=[CheckFound(name, outcome) for name, outcome in found.checks.items()],
