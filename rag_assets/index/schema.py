@@ -31,8 +31,8 @@ stems, so `liability` finds `liabilities`), feeds `sparse_bm25_en`, which a ques
 as English searches instead of `sparse_bm25`. The analyzer is thus chosen by the question's
 language, not the row's: stemming alone lifted English questions on every evaluation set and
 cost Chinese ones (sample MRR@10 .875 to .801), since a Chinese question quoting English terms
-then lost their exact forms (docs/evaluation.md). The copy doubles the stored text, which is
-small beside the vectors. A collection made without it (before it existed, or with
+then lost their exact forms (docs/evaluation.md). The copy doubles the stored text: about 40%
+more file and a second BM25 pass on insert (docs/search.md). A collection made without it (before it existed, or with
 `english_analyzer` `none`) still serves, every question going through `sparse_bm25`.
 
 BM25's k1 and b are index parameters, fixed when a collection is made and recorded beside the
