@@ -137,10 +137,15 @@ def _analyzer(value: str) -> str | dict:
     return json.loads(value) if value.lstrip().startswith("{") else value
 
 
+def _pairs(value: str) -> dict[str, str]:
+    """`a=1,b=two` as {name: value}, stripped; parts without `=` left out."""
+    pairs = (part.split("=", 1) for part in value.split(",") if "=" in part)
+    return {k.strip(): v.strip() for k, v in pairs}
+
+
 def _fusion_variant(value: str) -> tuple[tuple[str, object], ...]:
     """`section_titles=false,document_weight=0` as fusion fields and values, checked."""
-    pairs = dict(part.split("=", 1) for part in value.split(",") if "=" in part)
-    fields = {k.strip(): v.strip() for k, v in pairs.items()}
+    fields = _pairs(value)
     if not fields or set(fields) - set(FusionSettings.model_fields):
         raise argparse.ArgumentTypeError(f"not FIELD=VALUE of the fusion settings: {value!r}")
     try:
@@ -223,7 +228,7 @@ def _set_options(value: str) -> tuple[str, dict[str, object]]:
     name, _, pairs = value.partition(":")
     if name not in NAMED_SETS or "=" not in pairs:
         raise argparse.ArgumentTypeError(f"not NAMED_SET:OPTION=VALUE: {value!r}")
-    fields = {k.strip(): yaml.safe_load(v) for k, v in (p.split("=", 1) for p in pairs.split(","))}
+    fields = {k: yaml.safe_load(v) for k, v in _pairs(pairs).items()}
     try:
         TemplateOptions.model_validate(fields)
     except ValidationError as error:
