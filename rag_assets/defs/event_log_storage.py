@@ -21,7 +21,9 @@ from rag_assets.defs.dagster_private import (
     SerializableEntitySubset,
     SqliteEventLogStorage,
 )
+from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.postgres_storage import KeptConnection
+from rag_assets.sources.keys import check_partition_key
 
 RUNS_A_QUERY = 500
 
@@ -130,7 +132,22 @@ class _TablesOnceThere:
         return table_name in there
 
 
-class DocumentsEventLogStorage(_TablesOnceThere, _CheckStatesAtScale, SqliteEventLogStorage):
+class _DocumentKeysOnly:
+    """A document's partition is made from its file (the inbox sensor, `rag-assets ingest`), but
+    Dagster's Materialize dialog offers "Add a partition" for every dynamic partitions definition
+    and no setting hides it: a key of another shape than the project mints is refused here,
+    before it is stored, and the dialog shows why and how to add a document instead."""
+
+    def add_dynamic_partitions(self, partitions_def_name: str, partition_keys: Sequence[str]):
+        if partitions_def_name == documents_partitions.name:
+            for key in partition_keys:
+                check_partition_key(key)
+        return super().add_dynamic_partitions(partitions_def_name, partition_keys)
+
+
+class DocumentsEventLogStorage(
+    _DocumentKeysOnly, _TablesOnceThere, _CheckStatesAtScale, SqliteEventLogStorage
+):
     """Dagster's SQLite event log (config: `base_dir`, the folder of its databases)."""
 
     @classmethod
@@ -139,6 +156,10 @@ class DocumentsEventLogStorage(_TablesOnceThere, _CheckStatesAtScale, SqliteEven
 
 
 class DocumentsPostgresEventLogStorage(
-    _TablesOnceThere, _CheckStatesAtScale, KeptConnection, PostgresEventLogStorage
+    _DocumentKeysOnly,
+    _TablesOnceThere,
+    _CheckStatesAtScale,
+    KeptConnection,
+    PostgresEventLogStorage,
 ):
     """Dagster's PostgreSQL event log, its connection kept (defs/postgres_storage.py)."""

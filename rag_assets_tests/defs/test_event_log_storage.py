@@ -40,14 +40,14 @@ def _instance(data_dir) -> DagsterInstance:
 def test_the_folder_instance_keeps_its_event_log_in_the_folder_wherever_it_moves(tmp_path):
     with _instance(tmp_path / "first") as instance:
         assert isinstance(instance.event_log_storage, DocumentsEventLogStorage)
-        instance.add_dynamic_partitions(documents_partitions.name, ["a.md--x"])
+        instance.add_dynamic_partitions(documents_partitions.name, ["a.md-0a0b0c0d"])
         config = yaml.safe_load((tmp_path / "first" / "dagster" / "dagster.yaml").read_text())
         assert "run_coordinator" in config  # the repository's settings, with the block after them
         assert not storage_elsewhere(config)
     shutil.move(tmp_path / "first", tmp_path / "moved")
     moved_yaml = tmp_path / "moved" / "dagster" / "dagster.yaml"
     with _instance(tmp_path / "moved") as instance:
-        assert instance.get_dynamic_partitions(documents_partitions.name) == ["a.md--x"]
+        assert instance.get_dynamic_partitions(documents_partitions.name) == ["a.md-0a0b0c0d"]
     base_dir = yaml.safe_load(moved_yaml.read_text())["event_log_storage"]["config"]["base_dir"]
     assert base_dir == str((tmp_path / "moved" / "dagster" / "history" / "runs").resolve())
     assert moved_yaml.read_text().count(EVENT_LOG_MARK) == 1
@@ -91,26 +91,26 @@ def _plan_checks(instance: DagsterInstance, run_status: DagsterRunStatus, keys: 
 
 
 def test_check_statuses_are_dagsters_read_with_the_partitions_once(tmp_path, monkeypatch):
-    kept = [f"note-{i:03}.md--n" for i in range(40)]
+    kept = [f"note-{i:03}.md-{i:08x}" for i in range(40)]
     with _instance(tmp_path) as instance:
-        instance.add_dynamic_partitions(documents_partitions.name, [*kept, "removed.md--n"])
-        for key in [*kept[:30], "removed.md--n"]:
+        instance.add_dynamic_partitions(documents_partitions.name, [*kept, "removed.md-ffffffff"])
+        for key in [*kept[:30], "removed.md-ffffffff"]:
             instance.report_runless_asset_event(
                 AssetCheckEvaluation(
                     asset_key=CHECK.asset_key,
                     check_name=CHECK.name,
-                    passed=key != "note-007.md--n",
+                    passed=key != "note-007.md-00000007",
                     partition=key,
                 )
             )
         # Materialized again after its result: the result no longer counts.
         instance.report_runless_asset_event(
-            AssetMaterialization(CHECK.asset_key, partition="note-008.md--n")
+            AssetMaterialization(CHECK.asset_key, partition="note-008.md-00000008")
         )
         _plan_checks(instance, DagsterRunStatus.STARTED, kept[30:33])
         _plan_checks(instance, DagsterRunStatus.FAILURE, kept[33:36])
         _plan_checks(instance, DagsterRunStatus.SUCCESS, kept[36:38])
-        instance.delete_dynamic_partition(documents_partitions.name, "removed.md--n")
+        instance.delete_dynamic_partition(documents_partitions.name, "removed.md-ffffffff")
 
         asked: list[str] = []
         dagster_has_partition = DagsterInstance.has_dynamic_partition
@@ -141,8 +141,8 @@ def test_check_statuses_are_dagsters_read_with_the_partitions_once(tmp_path, mon
         statuses(ours)
         == statuses(dagsters)
         == {
-            "SUCCEEDED": set(kept[:30]) - {"note-007.md--n", "note-008.md--n"},
-            "FAILED": {"note-007.md--n"},
+            "SUCCEEDED": set(kept[:30]) - {"note-007.md-00000007", "note-008.md-00000008"},
+            "FAILED": {"note-007.md-00000007"},
             "IN_PROGRESS": set(kept[30:33]),
             "EXECUTION_FAILED": set(kept[33:36]),
             "SKIPPED": set(kept[36:38]),

@@ -4,12 +4,13 @@ import os
 from pathlib import Path
 
 import pytest
-from dagster import AssetKey
+from dagster import AssetKey, DagsterInstance
 from dagster._core.instance_for_test import instance_for_test
 
 from rag_assets.cli import main
 from rag_assets.defs.build import build_defs
 from rag_assets.defs.jobs import INGEST_JOB
+from rag_assets.instance import ensure_dagster_home
 from rag_assets.runner.ingest import ingest, place_in_inbox
 from rag_assets.settings import Settings
 from rag_assets.sources.inbox import scan_folder
@@ -240,16 +241,39 @@ def test_many_file_names_are_resolved_from_one_listing_of_the_inbox(tmp_path, mo
 ADD_PARTITION = """
 mutation ($selector: RepositorySelector!, $key: String!) {
   addDynamicPartition(repositorySelector: $selector, partitionsDefName: "documents",
-                      partitionKey: $key) { __typename }
+                      partitionKey: $key) { __typename ... on PythonError { message } }
 }
 """
 
 
+def test_a_data_folders_instance_refuses_a_key_added_by_hand_before_storing_it(
+    tmp_path, monkeypatch
+):
+    """The dialog's "Add a partition" on the instance `rag-assets ui` serves: a name typed as a
+    person would, or a path reaching outside, is refused with how to add a document, and no
+    partition is made; a key of the project's shape is stored (its run then looks for its file)."""
+    settings = Settings(data_dir=tmp_path / "data")
+    with (
+        DagsterInstance.from_config(str(ensure_dagster_home(settings))) as instance,
+        code_location(instance, settings.data_dir, monkeypatch) as context,
+    ):
+        for key in ["manual.pdf", "../../victim", "reports/q2.pdf"]:
+            added = graphql(context, ADD_PARTITION, {"selector": REPOSITORY_SELECTOR, "key": key})
+            refused = added["addDynamicPartition"]
+            assert refused["__typename"] == "PythonError", (key, refused)
+            assert "was not made by rag_assets" in refused["message"]
+            assert "rag-assets ingest PATH" in refused["message"]
+        minted = partition_key_for("manual.pdf")
+        added = graphql(context, ADD_PARTITION, {"selector": REPOSITORY_SELECTOR, "key": minted})
+        assert added["addDynamicPartition"]["__typename"] == "AddDynamicPartitionSuccess"
+        assert instance.get_dynamic_partitions("documents") == [minted]
+
+
 @pytest.mark.slow
 def test_hand_added_keys_fail_the_run_and_touch_nothing_outside(tmp_path, monkeypatch):
-    """Dagster's UI offers "Add a partition" for every dynamic partitions definition, and nothing
-    in Dagster 1.13 turns it off short of a read-only webserver: a key added there fails its run
-    at its first step, saying what to do instead, and the inbox sensor's next tick deletes it."""
+    """A key added by hand on an instance of another event log than the data folder's (which
+    refuses it when added) fails its run at its first step, saying what to do instead, and the
+    inbox sensor's next tick deletes it."""
     data = tmp_path / "data"
     victim = tmp_path / "victim"
     victim.mkdir()
