@@ -13,6 +13,7 @@ from typing import Any
 
 from dagster import (
     AssetKey,
+    AssetMaterialization,
     AssetObservation,
     DagsterEventType,
     DagsterInstance,
@@ -141,16 +142,17 @@ DESCRIPTIONS = {
     "index_settings": "The Milvus URI, the text analyzer, BM25's k1 and b and the model the collection is named after.",
 }
 # Dagster's partition status counts materializations only, so each of a per-document source's
-# partitions reads Missing although observed: its description and metadata say where to look.
+# partitions is also recorded as materialized, with the same values and data version, whenever
+# it is observed with a new version: the graph and the Partitions tab show every document's file
+# and settings, while what a step reads stays versioned by the observations.
 OBSERVED_PER_DOCUMENT = (
-    "observed for each document (inbox sensor, `rag-assets ingest`, refresh schedule, Observe), "
-    "never materialized"
+    "observed for each document (inbox sensor, `rag-assets ingest`, refresh schedule, Observe); "
+    "each new version also recorded as the document's materialization"
 )
 PER_DOCUMENT_NOTE = (
-    f"\n\nThis source is {OBSERVED_PER_DOCUMENT}. Dagster counts materializations for partitions, "
-    "so its graph node reads 0% filled and its Partitions tab every document Missing. A "
-    "document's observations, each with the values read and its data version, are "
-    'on the Events tab and under its partition\'s "View all historical events".'
+    f"\n\nThis source is {OBSERVED_PER_DOCUMENT}, so its Partitions tab shows every document "
+    "with the values last read. Nothing runs to make it: a document's file or settings are "
+    "read where they are."
 )
 
 
@@ -158,6 +160,19 @@ def observation(asset: str, reading: Reading, partition: str | None = None) -> A
     """What the UI shows for an observed source: the values on the observation, their hash as
     its data version."""
     return AssetObservation(
+        asset,
+        partition=partition,
+        tags={DATA_VERSION_TAG: reading.version},
+        metadata=reading.metadata(),
+    )
+
+
+def recorded(asset: str, reading: Reading, partition: str) -> AssetMaterialization:
+    """A per-document source's partition as Dagster's partition status counts it: the same
+    values and version as its observation, reported after it. A step's input provenance reads
+    the latest event of its parent (a materialization, once there is one) as its cursor, so each
+    observation is followed by its materialization and no observation is newer than that."""
+    return AssetMaterialization(
         asset,
         partition=partition,
         tags={DATA_VERSION_TAG: reading.version},
@@ -186,6 +201,7 @@ def _per_document_source(name: str) -> SourceAsset:
         for file in _known_files(context):
             reading = PER_DOCUMENT[name](context.resources, file)
             context.log_event(observation(name, reading, file.partition_key))
+            context.log_event(recorded(name, reading, file.partition_key))
         return DataVersionsByPartition({})
 
     return observe

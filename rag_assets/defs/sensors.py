@@ -51,7 +51,7 @@ from rag_assets.defs.batches import (
     plan_document,
     split_failed,
 )
-from rag_assets.defs.change_reports import changed_observations
+from rag_assets.defs.change_reports import source_events
 from rag_assets.defs.dagster_private import run_documents
 from rag_assets.defs.data_versions import digest
 from rag_assets.defs.jobs import LAUNCHED_BY_TAG
@@ -177,7 +177,7 @@ def build_inbox_sensor(job, folder: DataFolder, minimum_interval_seconds: int = 
                 in_order, plan.add_partitions, plan.runs, inbox, paths
             ),
             dynamic_partitions_requests=requests,
-            asset_events=changed_observations(
+            asset_events=source_events(
                 context.instance,
                 {
                     "parser": parser,

@@ -7,9 +7,10 @@ from types import SimpleNamespace
 
 import pytest
 import yaml
-from dagster import AssetKey, AssetRecordsFilter
+from dagster import AssetKey, AssetObservation, AssetRecordsFilter
 from dagster._core.instance_for_test import instance_for_test
 
+from rag_assets.defs import change_reports
 from rag_assets.defs.build import build_defs
 from rag_assets.defs.observed_sources import (
     OBSERVED_PER_DOCUMENT,
@@ -162,20 +163,24 @@ query ($key: AssetKeyInput!, $partition: String!) {
   assetOrError(assetKey: $key) { ... on Asset {
     assetEventHistory(partitions: [$partition], limit: 1000,
                       eventTypeSelectors: [MATERIALIZATION, OBSERVATION, FAILED_TO_MATERIALIZE]) {
-      results { __typename ... on ObservationEvent {
-        partition tags { key value }
-        metadataEntries { label ... on TextMetadataEntry { text } ... on IntMetadataEntry { intValue } }
-      } }
+      results { __typename
+        ... on ObservationEvent { partition tags { key value } metadataEntries { ...Shown } }
+        ... on MaterializationEvent { partition tags { key value } metadataEntries { ...Shown } }
+      }
     }
   } }
+}
+fragment Shown on MetadataEntry {
+  label ... on TextMetadataEntry { text } ... on IntMetadataEntry { intValue }
 }
 """
 
 
 def test_the_ui_shows_per_document_sources_observed_with_their_values(ingested, monkeypatch):
     """Dagster's UI reads a source "Observed" from its latest observation, while its partition
-    status counts materializations: every document reads Missing. The source says so, and each
-    document's observation, with its values and data version, is among its partition's events."""
+    status counts materializations: each document's new version of a source is recorded as its
+    materialization too, so the graph and the Partitions tab show every document there, and its
+    partition's events show the values and data version read."""
     settings, _, instance, key = ingested
     with code_location(instance, settings.data_dir, monkeypatch) as context:
         for source in PER_DOCUMENT:
@@ -183,19 +188,20 @@ def test_the_ui_shows_per_document_sources_observed_with_their_values(ingested, 
             node = graphql(context, SOURCE_NODE, {"key": asset})["assetNodeOrError"]
             assert (node["isObservable"], node["isMaterializable"]) == (True, False)
             assert node["assetObservations"] == [{"partition": key}]  # the graph's "Observed"
-            assert node["partitionStats"] == {"numMaterialized": 0, "numPartitions": 1}
-            assert node["assetPartitionStatuses"] == {"materializedPartitions": []}
-            assert "Missing" in node["description"] and "never materialized" in node["description"]
+            assert node["partitionStats"] == {"numMaterialized": 1, "numPartitions": 1}
+            assert node["assetPartitionStatuses"] == {"materializedPartitions": [key]}
+            assert "Missing" not in node["description"]
             assert node["metadataEntries"] == [{"label": "status", "text": OBSERVED_PER_DOCUMENT}]
 
             history = graphql(context, PARTITION_EVENTS, {"key": asset, "partition": key})
             events = history["assetOrError"]["assetEventHistory"]["results"]
-            assert {e["__typename"] for e in events} == {"ObservationEvent"}
-            latest = events[0]
-            tags = {t["key"]: t["value"] for t in latest["tags"]}
+            kinds = [e["__typename"] for e in events]
+            assert sorted(kinds) == ["MaterializationEvent", "ObservationEvent"], kinds
             [version] = latest_versions(instance, source, [key]).values()
-            assert latest["partition"] == key and tags["dagster/data_version"] == version
-            assert latest["metadataEntries"], source
+            for latest in events:
+                tags = {t["key"]: t["value"] for t in latest["tags"]}
+                assert latest["partition"] == key and tags["dagster/data_version"] == version
+                assert latest["metadataEntries"] == events[0]["metadataEntries"] != [], source
             if source == "inbox_files":
                 shown = {
                     e["label"]: e.get("text", e.get("intValue")) for e in latest["metadataEntries"]
@@ -205,3 +211,40 @@ def test_the_ui_shows_per_document_sources_observed_with_their_values(ingested, 
                     "size_bytes": (settings.inbox_dir / "docs" / "pumps.md").stat().st_size,
                     "sha256": version,
                 }
+
+
+def test_a_folder_observed_before_sources_were_recorded_gets_them_and_runs_nothing(
+    tmp_path, monkeypatch
+):
+    """A data folder whose documents' sources were observed only (an earlier release): the next
+    ingest records each document's sources as materialized with their values, and, nothing
+    having changed, runs no step."""
+    settings = Settings(data_dir=tmp_path / "data")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "pumps.md").write_text("# Pumps\n\n## Priming\n\nPrime the pump before starting.\n")
+    observed_only = change_reports.source_events
+    monkeypatch.setattr(
+        change_reports,
+        "source_events",
+        lambda *args: [e for e in observed_only(*args) if isinstance(e, AssetObservation)],
+    )
+    (tmp_path / "dagster").mkdir()
+    with instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:
+        (first,) = ingest(settings, [docs], instance=instance)
+        assert first.success and first.ran
+        key = first.doc_id
+        for source in PER_DOCUMENT:
+            assert not instance.fetch_materializations(AssetKey(source), limit=1).records
+
+        monkeypatch.undo()
+        (again,) = ingest(settings, [docs], instance=instance)
+        assert again.success and not again.ran, again.summary()
+        for source in PER_DOCUMENT:
+            entry = _latest(instance, source, key, observed=False)
+            observed = _latest(instance, source, key, observed=True)
+            assert entry.tags["dagster/data_version"] == observed.tags["dagster/data_version"]
+            assert entry.asset_materialization.metadata == observed.asset_observation.metadata
+        (third,) = ingest(settings, [docs], instance=instance)
+        assert not third.ran
+        assert len(instance.fetch_materializations(AssetKey("inbox_files"), limit=5).records) == 1

@@ -10,7 +10,7 @@ import os
 import shutil
 
 import pytest
-from dagster import AssetKey, AssetObservation, DagsterInstance
+from dagster import AssetKey, AssetMaterialization, AssetObservation, DagsterInstance
 
 from rag_assets_tests.e2e.test_postgres_deployment import dagster_database, postgres_server
 from rag_assets_tests.project.test_deployments import SCALE_INSTANCE
@@ -85,16 +85,17 @@ def test_a_forked_child_writes_on_its_own_connection_and_leaves_the_parents(scal
     assert len(instance.fetch_observations(AssetKey("inbox_file"), limit=10).records) == 4
 
 
-def test_observations_reported_together_read_back_as_each_documents_latest(scale_instance):
-    from rag_assets.defs.dagster_private import report_observations_together
+def test_source_events_reported_together_read_back_as_each_documents_latest(scale_instance):
+    from rag_assets.defs.dagster_private import report_events_together
 
     instance, pg_env = scale_instance
     observe(instance, 1)
     before = sessions_opened(pg_env)
-    report_observations_together(
+    report_events_together(
         instance,
         [
-            AssetObservation(asset, partition=f"p{i}", tags={"dagster/data_version": f"{asset}{i}"})
+            kind(asset, partition=f"p{i}", tags={"dagster/data_version": f"{asset}{i}"})
+            for kind in (AssetMaterialization, AssetObservation)
             for i in range(5)
             for asset in ("inbox_files", "parser_settings")
         ],
@@ -104,5 +105,10 @@ def test_observations_reported_together_read_back_as_each_documents_latest(scale
         for i in range(5):
             record = instance.get_latest_data_version_record(AssetKey(asset), True, f"p{i}")
             assert record.event_log_entry.tags["dagster/data_version"] == f"{asset}{i}"
+        # Each observation stored before every materialization, whatever the order given.
+        observed = instance.fetch_observations(AssetKey(asset), limit=1).records[0]
+        recorded = instance.fetch_materializations(AssetKey(asset), limit=5, ascending=True)
+        assert observed.storage_id < recorded.records[0].storage_id
+        assert instance.get_materialized_partitions(AssetKey(asset)) == {f"p{i}" for i in range(5)}
     # Each asset's entry is there, as the UI's asset list reads it.
     assert {AssetKey("inbox_files"), AssetKey("parser_settings")} <= set(instance.get_asset_keys())

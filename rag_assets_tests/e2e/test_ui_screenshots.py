@@ -422,8 +422,9 @@ def test_a_folder_of_look_alike_names_shows_every_key_whole_and_each_partition_i
     tmp_path,
 ):
     """Files named alike but for the end of their stem, as a filing cut into pages is: the
-    asset's partition list shows every key uncut and each one's readable part its own, and a
-    partition's page names its file."""
+    asset's partition list shows every key uncut and each one's readable part its own, a
+    partition's page names its file, and so does the observed source of that file, whose
+    documents read filled, not missing."""
     chromium = _chromium()
     folder = tmp_path / "filings"
     folder.mkdir()
@@ -443,6 +444,8 @@ def test_a_folder_of_look_alike_names_shows_every_key_whole_and_each_partition_i
         pages = {
             "partition-keys": f"{base}/raw_documents?view=partitions",
             "partition-file": f"{base}/vector_index?view=partitions&partition={key}",
+            "source-file": f"{base}/inbox_files?view=partitions&partition={key}",
+            "source-in-graph": f"{base}/raw_documents?view=lineage&lineageDepth=1",
         }
         running = {
             name: _render(chromium, url, OUTPUT / f"{name}.png", 1400)
@@ -457,6 +460,11 @@ def test_a_folder_of_look_alike_names_shows_every_key_whole_and_each_partition_i
     assert len({k.rsplit("-", 1)[0] for k in keys}) == len(keys), sorted(keys)
     text = _visible_text(rendered["partition-file"])
     assert f"source_path {keys[key]}" in text, text[:2000]
+    source = _visible_text(rendered["source-file"])
+    filled = f"Materialized ({len(keys)}) Materializing (0) Missing (0)"
+    assert f"path {keys[key]}" in source and filled in source, source[:2000]
+    graph = _visible_text(rendered["source-in-graph"])
+    assert "inbox_files" in graph and "Partitions 100% filled" in graph, graph[:2000]
 
 
 # Last in the module: it removes the failed documents from the instance the other tests read.

@@ -303,18 +303,27 @@ def _observations(assets: list[str], partitions: int) -> list:
     ]
 
 
-def test_observations_reported_together_are_what_dagster_writes_one_by_one(
+def _recorded(assets: list[str], partitions: int) -> list:
+    from dagster import AssetMaterialization
+
+    return [
+        AssetMaterialization(asset, partition=f"p{i}", tags={"dagster/data_version": f"{asset}{i}"})
+        for i in range(partitions)
+        for asset in assets
+    ]
+
+
+def test_source_events_reported_together_are_what_dagster_writes_one_by_one(
     tmp_path: Path,
 ) -> None:
     import sqlalchemy
     from dagster import AssetKey, DagsterInstance
 
-    from rag_assets.defs.dagster_private import (
-        events_written_together,
-        report_observations_together,
-    )
+    from rag_assets.defs.dagster_private import events_written_together, report_events_together
 
+    # As the CLI reports a folder of new documents: observations, then their materializations.
     observations = _observations(["inbox_files", "parser_settings"], 25)
+    recorded = _recorded(["inbox_files", "parser_settings"], 25)
     (tmp_path / "together").mkdir()
     (tmp_path / "one-by-one").mkdir()
     with DagsterInstance.local_temp(str(tmp_path / "together")) as instance:
@@ -327,20 +336,24 @@ def test_observations_reported_together_are_what_dagster_writes_one_by_one(
             )
         # Inside the one transaction a shard the CLI opens around its reports, as it runs.
         with events_written_together(instance):
-            report_observations_together(instance, observations[1:])
+            report_events_together(instance, recorded + observations[1:])
         together = _stored_rows(storage, "")
         latest = instance.get_latest_data_version_record(AssetKey("parser_settings"), True, "p7")
-    # Each asset's rows in a dozen statements, not two inserts, tags and an update each (200).
-    assert len(statements) < 30, statements
+        materialized = instance.get_materialized_partitions(AssetKey("inbox_files"))
+    # Each asset's rows of a kind in a dozen statements, not two inserts, tags and an update
+    # each (400).
+    assert len(statements) < 60, statements
+    assert materialized == {f"p{i}" for i in range(25)}
     assert (
         latest.event_log_entry.asset_observation.tags["dagster/data_version"] == "parser_settings7"
     )
     with DagsterInstance.local_temp(str(tmp_path / "one-by-one")) as instance:
         by_asset = sorted(observations[1:], key=lambda o: o.asset_key.to_string())
-        for observation in observations[:1] + by_asset:
-            instance.report_runless_asset_event(observation)
+        by_asset += sorted(recorded, key=lambda o: o.asset_key.to_string())
+        for event in observations[:1] + by_asset:
+            instance.report_runless_asset_event(event)
         one_by_one = _stored_rows(instance.event_log_storage, "")
-    assert len(together["tags"]) == 50
+    assert len(together["tags"]) == 100
     assert _untimed(together) == _untimed(one_by_one)
 
 

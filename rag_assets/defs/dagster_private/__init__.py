@@ -79,7 +79,7 @@ from rag_assets.defs.dagster_private.event_writes import (
     KEPT_SHARD_ENGINES,
     check_results_written_together,
     events_written_together,
-    report_observations_together,
+    report_events_together,
 )
 from rag_assets.defs.dagster_private.log_tail import DAGSTER_TAIL_TO_STREAM
 from rag_assets.defs.dagster_private.runs import (
@@ -116,7 +116,7 @@ __all__ = [
     "add_partition_metadata",
     "check_results_written_together",
     "events_written_together",
-    "report_observations_together",
+    "report_events_together",
     "delete_document_events",
     "partition_tags",
     "run_documents",
@@ -195,6 +195,7 @@ PRIVATE_APIS = (
     ("dagster._core.events", "DagsterEventBatchMetadata"),
     ("dagster._core.events", "generate_event_batch_id"),
     ("dagster._core.events", "AssetObservationData"),
+    ("dagster._core.events", "StepMaterializationData"),
     ("dagster._core.events", "DagsterEvent"),
     ("dagster._core.instance.utils", "RUNLESS_JOB_NAME"),
     ("dagster._core.instance.utils", "RUNLESS_RUN_ID"),

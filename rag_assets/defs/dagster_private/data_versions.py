@@ -27,15 +27,17 @@ def _partitions_data_version(self: DataVersionCache, key, partition_keys):
     """Dagster's input version of a partitioned parent, read from its observations when it is
     observed rather than materialized (dagster-io/dagster#33988, fixed this way by the open
     #34051): Dagster 1.13 reads materializations only, so every step reading an observed source
-    recorded `input_data_version/<source>` as the hash of nothing (e3b0c442...). The same hash
+    recorded `input_data_version/<source>` as the hash of nothing (e3b0c442...). An observed
+    source's partitions also carry materializations, which Dagster's partition status counts
+    (`observed_sources.recorded`): its observations stay what it is versioned by. The same hash
     of the partitions' versions, sorted by partition, as Dagster computes for materializations."""
-    instance = self._context.instance
-    records = instance.get_asset_records([key])
-    observed = bool(records) and records[0].asset_entry.last_materialization_record is None
+    storage = self._context.instance.event_log_storage
+    # As Dagster's stale status reads a partitioned parent's versions (`_is_dep_updated`).
+    observed = self._context.job_def.asset_layer.asset_graph.get(key).is_external
     event_type = (
         DagsterEventType.ASSET_OBSERVATION if observed else DagsterEventType.ASSET_MATERIALIZATION
     )
-    tags = instance.event_log_storage.get_latest_tags_by_partition(
+    tags = storage.get_latest_tags_by_partition(
         key, event_type, [DATA_VERSION_TAG], asset_partitions=list(partition_keys)
     )
     versions = [tags[partition][DATA_VERSION_TAG] for partition in sorted(tags)]

@@ -2,7 +2,8 @@
 shard (`_connect_kept_engine`), a run's new shard copied from a set-up one
 (`_new_shard_from_template`), and Dagster's event batches written in one transaction a shard
 (`_store_event_batch_together`), an asset's events or a check's results as one statement a
-shard; observations reported as one batch an asset (`report_observations_together`), and a
+shard; runless observations and materializations reported as one batch an asset and kind
+(`report_events_together`), and a
 step's check results marked as one batch (`check_results_written_together`, through
 `log_step_event`)."""
 
@@ -16,12 +17,13 @@ from contextlib import contextmanager
 from itertools import groupby
 from pathlib import Path
 
-from dagster import AssetObservation, DagsterEventType
+from dagster import AssetMaterialization, AssetObservation, DagsterEventType
 from dagster._core import events as dagster_events
 from dagster._core.events import (
     AssetObservationData,
     DagsterEvent,
     DagsterEventBatchMetadata,
+    StepMaterializationData,
     generate_event_batch_id,
 )
 from dagster._core.instance.utils import RUNLESS_JOB_NAME, RUNLESS_RUN_ID
@@ -283,22 +285,26 @@ def _check_result_values(storage, event, serialized: str, event_id: int) -> dict
     }
 
 
-def report_observations_together(instance, observations: list[AssetObservation]) -> None:
-    """Observations outside any run, as `report_runless_asset_event` reports each, an asset's
+def report_events_together(instance, events: list[AssetObservation | AssetMaterialization]) -> None:
+    """Observations and materializations outside any run, as `report_runless_asset_event`
+    reports each: every observation before every materialization, and each asset's of one kind
     as one batch of Dagster's event writes: on SQLite one statement a shard
     (`_store_asset_events_together`), on PostgreSQL dagster-postgres's batch insert (which sets
-    an asset's entry from its batch's last event, hence a batch an asset)."""
-    by_asset = sorted(observations, key=lambda o: o.asset_key.to_string())
-    for _, same_asset in groupby(by_asset, key=lambda o: o.asset_key.to_string()):
-        batch = list(same_asset)
+    an asset's entry from its batch's last event, hence a batch an asset and kind)."""
+    in_order = sorted(
+        events, key=lambda e: (isinstance(e, AssetMaterialization), e.asset_key.to_string())
+    )
+    for _, same in groupby(in_order, key=lambda e: (type(e), e.asset_key.to_string())):
+        batch = list(same)
         batch_id = generate_event_batch_id()
-        for position, observation in enumerate(batch, start=1):
+        for position, event in enumerate(batch, start=1):
+            kind, data = (
+                (DagsterEventType.ASSET_MATERIALIZATION, StepMaterializationData(event))
+                if isinstance(event, AssetMaterialization)
+                else (DagsterEventType.ASSET_OBSERVATION, AssetObservationData(event))
+            )
             instance.report_dagster_event(
-                DagsterEvent(
-                    DagsterEventType.ASSET_OBSERVATION.value,
-                    job_name=RUNLESS_JOB_NAME,
-                    event_specific_data=AssetObservationData(observation),
-                ),
+                DagsterEvent(kind.value, job_name=RUNLESS_JOB_NAME, event_specific_data=data),
                 run_id=RUNLESS_RUN_ID,
                 batch_metadata=DagsterEventBatchMetadata(batch_id, position == len(batch)),
             )
