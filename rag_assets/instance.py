@@ -56,7 +56,7 @@ def ensure_dagster_home(settings: Settings) -> Path:
         if not target.exists() and REPO_INSTANCE_YAML.is_file():
             shutil.copyfile(REPO_INSTANCE_YAML, target)
         text = target.read_text() if target.exists() else ""
-        configured = _with_event_log_storage(text, home)
+        configured = _with_event_log_storage(text, home, settings.inbox_dir)
         if configured != text:
             target.write_text(configured)
     return home
@@ -72,7 +72,7 @@ def storage_elsewhere(config: object) -> bool:
     return any(key in config for key in STORAGE_KEYS if not (ours and key == "event_log_storage"))
 
 
-def _with_event_log_storage(text: str, home: Path) -> str:
+def _with_event_log_storage(text: str, home: Path, inbox: Path) -> str:
     """The instance config naming the folder's event log storage, unless it names storage of
     its own (kept as written)."""
 
@@ -89,6 +89,7 @@ def _with_event_log_storage(text: str, home: Path) -> str:
             f"  class: {EVENT_LOG_CLASS}",
             "  config:",
             f"    base_dir: {json.dumps(str(home.resolve() / 'history' / 'runs'))}",
+            f"    inbox_dir: {json.dumps(str(inbox.resolve()))}",
             "",
         ]
     )

@@ -9,8 +9,9 @@ instance with it too.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
-from dagster import DagsterRunStatus, DynamicPartitionsDefinition, RunsFilter
+from dagster import DagsterRunStatus, DynamicPartitionsDefinition, Field, RunsFilter, StringSource
 from dagster_postgres import PostgresEventLogStorage
 
 from rag_assets.defs.dagster_private import (
@@ -23,7 +24,8 @@ from rag_assets.defs.dagster_private import (
 )
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.defs.postgres_storage import KeptConnection
-from rag_assets.sources.keys import check_partition_key
+from rag_assets.sources.inbox import scan_folder
+from rag_assets.sources.keys import InvalidPartitionKey, check_partition_key, how_to_add_documents
 
 RUNS_A_QUERY = 500
 
@@ -135,20 +137,52 @@ class _TablesOnceThere:
 class _DocumentKeysOnly:
     """A document's partition is made from its file (the inbox sensor, `rag-assets ingest`), but
     Dagster's Materialize dialog offers "Add a partition" for every dynamic partitions definition
-    and no setting hides it: a key of another shape than the project mints is refused here,
-    before it is stored, and the dialog shows why and how to add a document instead."""
+    and no setting hides it. So a key of another shape than the project mints is refused here,
+    before it is stored, and so is a new key no file in the inbox has, where the storage knows
+    the inbox (a data folder's, `inbox_dir`): the dialog shows why and how to add a document
+    instead, and what it adds is a document's own partition."""
+
+    _inbox_dir: Path | None = None
 
     def add_dynamic_partitions(self, partitions_def_name: str, partition_keys: Sequence[str]):
         if partitions_def_name == documents_partitions.name:
             for key in partition_keys:
                 check_partition_key(key)
+            self._check_files(partitions_def_name, partition_keys)
         return super().add_dynamic_partitions(partitions_def_name, partition_keys)
+
+    def _check_files(self, partitions_def_name: str, partition_keys: Sequence[str]) -> None:
+        if self._inbox_dir is None:
+            return
+        new = set(partition_keys) - set(self.get_dynamic_partitions(partitions_def_name))
+        if not new:
+            return
+        # Following links: a superset of the keys the sensor makes, whatever its setting.
+        files = {f.partition_key for f in scan_folder(self._inbox_dir, follow_symlinks=True).files}
+        if fileless := sorted(new - files):
+            inbox = f"the inbox ({self._inbox_dir})"
+            raise InvalidPartitionKey(
+                f"no file in {inbox} has partition key {fileless[0]!r}; "
+                f"{how_to_add_documents(inbox)}"
+            )
 
 
 class DocumentsEventLogStorage(
     _DocumentKeysOnly, _TablesOnceThere, _CheckStatesAtScale, SqliteEventLogStorage
 ):
-    """Dagster's SQLite event log (config: `base_dir`, the folder of its databases)."""
+    """Dagster's SQLite event log (config: `base_dir`, the folder of its databases; `inbox_dir`,
+    the data folder's inbox, whose files alone get partitions)."""
+
+    def __init__(self, base_dir: str, inst_data=None, inbox_dir: str | None = None) -> None:
+        super().__init__(base_dir, inst_data)
+        self._inbox_dir = Path(inbox_dir) if inbox_dir else None
+
+    @classmethod
+    def config_type(cls) -> dict:
+        return {
+            **SqliteEventLogStorage.config_type(),
+            "inbox_dir": Field(StringSource, is_required=False),
+        }
 
     @classmethod
     def from_config_value(cls, inst_data, config_value) -> DocumentsEventLogStorage:

@@ -29,6 +29,7 @@ from rag_assets.defs.event_log_storage import DocumentsEventLogStorage
 from rag_assets.defs.partitions import documents_partitions
 from rag_assets.instance import EVENT_LOG_MARK, ensure_dagster_home, storage_elsewhere
 from rag_assets.settings import Settings
+from rag_assets.sources.keys import partition_key_for
 
 CHECK = AssetCheckKey(AssetKey("document_chunks"), "chunk_metadata_complete")
 
@@ -37,19 +38,32 @@ def _instance(data_dir) -> DagsterInstance:
     return DagsterInstance.from_config(str(ensure_dagster_home(Settings(data_dir=data_dir))))
 
 
+def _in_inbox(data_dir, *names: str) -> list[str]:
+    """The partition keys of new files in the folder's inbox, which alone get partitions."""
+    inbox = Settings(data_dir=data_dir).inbox_dir
+    inbox.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        (inbox / name).write_text(f"# {name}\n")
+    return [partition_key_for(name) for name in names]
+
+
 def test_the_folder_instance_keeps_its_event_log_in_the_folder_wherever_it_moves(tmp_path):
+    keys = _in_inbox(tmp_path / "first", "a.md")
     with _instance(tmp_path / "first") as instance:
         assert isinstance(instance.event_log_storage, DocumentsEventLogStorage)
-        instance.add_dynamic_partitions(documents_partitions.name, ["a.md-0a0b0c0d"])
+        instance.add_dynamic_partitions(documents_partitions.name, keys)
         config = yaml.safe_load((tmp_path / "first" / "dagster" / "dagster.yaml").read_text())
         assert "run_coordinator" in config  # the repository's settings, with the block after them
         assert not storage_elsewhere(config)
     shutil.move(tmp_path / "first", tmp_path / "moved")
     moved_yaml = tmp_path / "moved" / "dagster" / "dagster.yaml"
     with _instance(tmp_path / "moved") as instance:
-        assert instance.get_dynamic_partitions(documents_partitions.name) == ["a.md-0a0b0c0d"]
-    base_dir = yaml.safe_load(moved_yaml.read_text())["event_log_storage"]["config"]["base_dir"]
-    assert base_dir == str((tmp_path / "moved" / "dagster" / "history" / "runs").resolve())
+        assert instance.get_dynamic_partitions(documents_partitions.name) == keys
+    config = yaml.safe_load(moved_yaml.read_text())["event_log_storage"]["config"]
+    assert config["base_dir"] == str(
+        (tmp_path / "moved" / "dagster" / "history" / "runs").resolve()
+    )
+    assert config["inbox_dir"] == str((tmp_path / "moved" / "inbox").resolve())
     assert moved_yaml.read_text().count(EVENT_LOG_MARK) == 1
     assert not (tmp_path / "first").exists()
 
@@ -91,26 +105,26 @@ def _plan_checks(instance: DagsterInstance, run_status: DagsterRunStatus, keys: 
 
 
 def test_check_statuses_are_dagsters_read_with_the_partitions_once(tmp_path, monkeypatch):
-    kept = [f"note-{i:03}.md-{i:08x}" for i in range(40)]
+    *kept, removed = _in_inbox(tmp_path, *(f"note-{i:03}.md" for i in range(40)), "removed.md")
     with _instance(tmp_path) as instance:
-        instance.add_dynamic_partitions(documents_partitions.name, [*kept, "removed.md-ffffffff"])
-        for key in [*kept[:30], "removed.md-ffffffff"]:
+        instance.add_dynamic_partitions(documents_partitions.name, [*kept, removed])
+        for key in [*kept[:30], removed]:
             instance.report_runless_asset_event(
                 AssetCheckEvaluation(
                     asset_key=CHECK.asset_key,
                     check_name=CHECK.name,
-                    passed=key != "note-007.md-00000007",
+                    passed=key != kept[7],
                     partition=key,
                 )
             )
         # Materialized again after its result: the result no longer counts.
         instance.report_runless_asset_event(
-            AssetMaterialization(CHECK.asset_key, partition="note-008.md-00000008")
+            AssetMaterialization(CHECK.asset_key, partition=kept[8])
         )
         _plan_checks(instance, DagsterRunStatus.STARTED, kept[30:33])
         _plan_checks(instance, DagsterRunStatus.FAILURE, kept[33:36])
         _plan_checks(instance, DagsterRunStatus.SUCCESS, kept[36:38])
-        instance.delete_dynamic_partition(documents_partitions.name, "removed.md-ffffffff")
+        instance.delete_dynamic_partition(documents_partitions.name, removed)
 
         asked: list[str] = []
         dagster_has_partition = DagsterInstance.has_dynamic_partition
@@ -141,8 +155,8 @@ def test_check_statuses_are_dagsters_read_with_the_partitions_once(tmp_path, mon
         statuses(ours)
         == statuses(dagsters)
         == {
-            "SUCCEEDED": set(kept[:30]) - {"note-007.md-00000007", "note-008.md-00000008"},
-            "FAILED": {"note-007.md-00000007"},
+            "SUCCEEDED": set(kept[:30]) - {kept[7], kept[8]},
+            "FAILED": {kept[7]},
             "IN_PROGRESS": set(kept[30:33]),
             "EXECUTION_FAILED": set(kept[33:36]),
             "SKIPPED": set(kept[36:38]),

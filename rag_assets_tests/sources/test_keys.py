@@ -250,23 +250,33 @@ def test_a_data_folders_instance_refuses_a_key_added_by_hand_before_storing_it(
     tmp_path, monkeypatch
 ):
     """The dialog's "Add a partition" on the instance `rag-assets ui` serves: a name typed as a
-    person would, or a path reaching outside, is refused with how to add a document, and no
-    partition is made; a key of the project's shape is stored (its run then looks for its file)."""
+    person would, a path reaching outside, or a key of the project's shape that no file in the
+    inbox has, is refused with how to add a document, and no partition is made; the key of a
+    file in the inbox is that document's partition."""
     settings = Settings(data_dir=tmp_path / "data")
+    settings.inbox_dir.mkdir(parents=True)
+    (settings.inbox_dir / "specs").mkdir()
+    (settings.inbox_dir / "specs" / "manual.md").write_text("# Manual\n\nThe manual.\n")
+    refusals = {
+        "manual.pdf": "was not made by rag_assets",
+        "../../victim": "was not made by rag_assets",
+        "reports/q2.pdf": "was not made by rag_assets",
+        partition_key_for("manual.md"): "no file in the inbox",
+        "manual.md-1a2b3c4d": "no file in the inbox",
+    }
     with (
         DagsterInstance.from_config(str(ensure_dagster_home(settings))) as instance,
         code_location(instance, settings.data_dir, monkeypatch) as context,
     ):
-        for key in ["manual.pdf", "../../victim", "reports/q2.pdf"]:
+        for key, refusal in refusals.items():
             added = graphql(context, ADD_PARTITION, {"selector": REPOSITORY_SELECTOR, "key": key})
             refused = added["addDynamicPartition"]
             assert refused["__typename"] == "PythonError", (key, refused)
-            assert "was not made by rag_assets" in refused["message"]
-            assert "rag-assets ingest PATH" in refused["message"]
-        minted = partition_key_for("manual.pdf")
-        added = graphql(context, ADD_PARTITION, {"selector": REPOSITORY_SELECTOR, "key": minted})
+            assert refusal in refused["message"] and "rag-assets ingest PATH" in refused["message"]
+        document = partition_key_for("specs/manual.md")
+        added = graphql(context, ADD_PARTITION, {"selector": REPOSITORY_SELECTOR, "key": document})
         assert added["addDynamicPartition"]["__typename"] == "AddDynamicPartitionSuccess"
-        assert instance.get_dynamic_partitions("documents") == [minted]
+        assert instance.get_dynamic_partitions("documents") == [document]
 
 
 @pytest.mark.slow
