@@ -120,6 +120,10 @@ def test_observing_in_the_ui_records_the_same_values(ingested):
     assert after.timestamp > before.timestamp
     assert _metadata(after) == _metadata(before)
     assert after.tags["dagster/data_version"] == before.tags["dagster/data_version"]
+    # Recorded after the observation, with the same values, as a report records it.
+    recorded = _latest(instance, "inbox_files", key, observed=False)
+    assert recorded.timestamp >= after.timestamp and recorded.run_id == after.run_id
+    assert recorded.asset_materialization.metadata == after.asset_observation.metadata
     index = instance.fetch_observations(AssetKey("index_settings"), limit=1).records[0]
     assert {"uri", "analyzer", "english_analyzer", "model"} <= set(_metadata(index.event_log_entry))
 
