@@ -293,21 +293,10 @@ def test_a_runs_planned_events_written_together_are_what_dagster_writes_one_by_o
     ]
 
 
-def _observations(assets: list[str], partitions: int) -> list:
-    from dagster import AssetObservation
-
+def _source_events(kind, assets: list[str], partitions: int) -> list:
+    """`kind` (AssetObservation or AssetMaterialization) of each asset for each partition."""
     return [
-        AssetObservation(asset, partition=f"p{i}", tags={"dagster/data_version": f"{asset}{i}"})
-        for i in range(partitions)
-        for asset in assets
-    ]
-
-
-def _recorded(assets: list[str], partitions: int) -> list:
-    from dagster import AssetMaterialization
-
-    return [
-        AssetMaterialization(asset, partition=f"p{i}", tags={"dagster/data_version": f"{asset}{i}"})
+        kind(asset, partition=f"p{i}", tags={"dagster/data_version": f"{asset}{i}"})
         for i in range(partitions)
         for asset in assets
     ]
@@ -317,13 +306,13 @@ def test_source_events_reported_together_are_what_dagster_writes_one_by_one(
     tmp_path: Path,
 ) -> None:
     import sqlalchemy
-    from dagster import AssetKey, DagsterInstance
+    from dagster import AssetKey, AssetMaterialization, AssetObservation, DagsterInstance
 
     from rag_assets.defs.dagster_private import events_written_together, report_events_together
 
     # As the CLI reports a folder of new documents: observations, then their materializations.
-    observations = _observations(["inbox_files", "parser_settings"], 25)
-    recorded = _recorded(["inbox_files", "parser_settings"], 25)
+    observations = _source_events(AssetObservation, ["inbox_files", "parser_settings"], 25)
+    recorded = _source_events(AssetMaterialization, ["inbox_files", "parser_settings"], 25)
     (tmp_path / "together").mkdir()
     (tmp_path / "one-by-one").mkdir()
     with DagsterInstance.local_temp(str(tmp_path / "together")) as instance:

@@ -3,9 +3,8 @@ shard (`_connect_kept_engine`), a run's new shard copied from a set-up one
 (`_new_shard_from_template`), and Dagster's event batches written in one transaction a shard
 (`_store_event_batch_together`), an asset's events or a check's results as one statement a
 shard; runless observations and materializations reported as one batch an asset and kind
-(`report_events_together`), and a
-step's check results marked as one batch (`check_results_written_together`, through
-`log_step_event`)."""
+(`report_events_together`), and a step's check results marked as one batch
+(`check_results_written_together`, through `log_step_event`)."""
 
 from __future__ import annotations
 
